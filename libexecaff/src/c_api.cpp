@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The C ABI (include/execaff/execaff.h) over the C++ internals.  Every entry
+// point catches everything: nothing throws across this wall.  Errors become
+// a negative errno and an execaff_error holding the message.
+#include <execaff/execaff.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <string>
+
+#include "apply.hpp"
+#include "cpu_set.hpp"
+#include "decide.hpp"
+#include "error.hpp"
+#include "node_facts.hpp"
+#include "spec_json.hpp"
+
+struct execaff_error {
+  int code;  // negative errno
+  std::string message;
+};
+
+struct execaff_cpuset {
+  execaff::CpuSet set;
+};
+
+struct execaff_context {
+  execaff::NodeFacts node;
+};
+
+struct execaff_request {
+  execaff::DecideRequest request;
+};
+
+struct execaff_decision {
+  execaff::Decision decision;
+  std::optional<execaff_cpuset> initial;
+  std::optional<execaff_cpuset> final;
+};
+
+namespace {
+
+int store_error(execaff_error** err, int code, const char* message) noexcept {
+  const int negative = code > 0 ? -code : (code == 0 ? -EIO : code);
+  if (err != nullptr) {
+    // A caller that passes a filled slot keeps the first error.
+    if (*err == nullptr) *err = new (std::nothrow) execaff_error{negative, std::string()};
+    if (*err != nullptr && (*err)->message.empty()) {
+      try {
+        (*err)->message = message;
+        (*err)->code = negative;
+      } catch (...) {
+        (*err)->code = -ENOMEM;
+      }
+    }
+  }
+  return negative;
+}
+
+// Runs body, turning any exception into the C error contract.
+template <typename Body>
+int guarded(execaff_error** err, Body&& body) noexcept {
+  try {
+    body();
+    return 0;
+  } catch (const execaff::Error& e) {
+    return store_error(err, e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return store_error(err, ENOMEM, "out of memory");
+  } catch (const std::exception& e) {
+    return store_error(err, EIO, e.what());
+  } catch (...) {
+    return store_error(err, EIO, "unexpected internal error");
+  }
+}
+
+int null_argument(execaff_error** err, const char* function, const char* argument) noexcept {
+  std::string message;
+  try {
+    message = std::string(function) + ": " + argument + " is NULL";
+  } catch (...) {
+    return store_error(err, ENOMEM, "out of memory");
+  }
+  return store_error(err, EINVAL, message.c_str());
+}
+
+char* duplicate(const std::string& text) noexcept {
+  char* out = static_cast<char*>(std::malloc(text.size() + 1));
+  if (out != nullptr) std::memcpy(out, text.c_str(), text.size() + 1);
+  return out;
+}
+
+}  // namespace
+
+#define EXECAFF_REQUIRE(arg)                                           \
+  do {                                                                 \
+    if ((arg) == nullptr) return null_argument(err, __func__, #arg);   \
+  } while (0)
+
+extern "C" {
+
+const char* execaff_version(void) { return EXECAFF_VERSION; }
+
+const char* execaff_error_message(const execaff_error* err) {
+  return err != nullptr ? err->message.c_str() : "";
+}
+
+int execaff_error_code(const execaff_error* err) { return err != nullptr ? err->code : 0; }
+
+void execaff_error_free(execaff_error* err) { delete err; }
+
+int execaff_cpuset_parse(const char* list, execaff_cpuset** out, execaff_error** err) {
+  EXECAFF_REQUIRE(list);
+  EXECAFF_REQUIRE(out);
+  *out = nullptr;
+  return guarded(err, [&] { *out = new execaff_cpuset{execaff::CpuSet::parse(list)}; });
+}
+
+void execaff_cpuset_free(execaff_cpuset* set) { delete set; }
+
+char* execaff_cpuset_format(const execaff_cpuset* set) {
+  if (set == nullptr) return duplicate("");
+  try {
+    return duplicate(set->set.format());
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+size_t execaff_cpuset_count(const execaff_cpuset* set) {
+  return set != nullptr ? set->set.count() : 0;
+}
+
+int execaff_cpuset_first(const execaff_cpuset* set) {
+  if (set == nullptr) return -1;
+  const auto first = set->set.first();
+  return first ? static_cast<int>(*first) : -1;
+}
+
+int execaff_cpuset_contains(const execaff_cpuset* set, unsigned cpu) {
+  return set != nullptr && set->set.contains(cpu) ? 1 : 0;
+}
+
+int execaff_context_new(const char* root, execaff_context** out, execaff_error** err) {
+  EXECAFF_REQUIRE(out);
+  *out = nullptr;
+  return guarded(err, [&] {
+    *out = new execaff_context{execaff::NodeFacts(root != nullptr ? root : "/")};
+  });
+}
+
+void execaff_context_free(execaff_context* ctx) { delete ctx; }
+
+int execaff_request_new(execaff_request** out, execaff_error** err) {
+  EXECAFF_REQUIRE(out);
+  *out = nullptr;
+  return guarded(err, [&] { *out = new execaff_request{}; });
+}
+
+void execaff_request_free(execaff_request* req) { delete req; }
+
+int execaff_request_set_process_json(execaff_request* req, const char* json, size_t len,
+                                     execaff_error** err) {
+  EXECAFF_REQUIRE(req);
+  EXECAFF_REQUIRE(json);
+  return guarded(err, [&] {
+    req->request.process_json = std::string(json, len);
+    req->request.process_source = "exec process JSON";
+  });
+}
+
+int execaff_request_set_process_file(execaff_request* req, const char* path,
+                                     execaff_error** err) {
+  EXECAFF_REQUIRE(req);
+  EXECAFF_REQUIRE(path);
+  return guarded(err, [&] {
+    req->request.process_json = execaff::read_document_file(path);
+    req->request.process_source = "process file " + execaff::quoted(path);
+  });
+}
+
+int execaff_request_set_config_json(execaff_request* req, const char* json, size_t len,
+                                    execaff_error** err) {
+  EXECAFF_REQUIRE(req);
+  EXECAFF_REQUIRE(json);
+  return guarded(err, [&] {
+    req->request.config_json = std::string(json, len);
+    req->request.config_source = "config.json";
+  });
+}
+
+int execaff_request_set_config_file(execaff_request* req, const char* path,
+                                    execaff_error** err) {
+  EXECAFF_REQUIRE(req);
+  EXECAFF_REQUIRE(path);
+  return guarded(err, [&] {
+    req->request.config_json = execaff::read_document_file(path);
+    req->request.config_source = "config " + execaff::quoted(path);
+  });
+}
+
+int execaff_request_set_container_cpuset(execaff_request* req, const char* list,
+                                         execaff_error** err) {
+  EXECAFF_REQUIRE(req);
+  EXECAFF_REQUIRE(list);
+  return guarded(err, [&] {
+    try {
+      req->request.container_cpuset = execaff::CpuSet::parse(list);
+    } catch (const execaff::Error& e) {
+      throw e.wrap("container cpuset");
+    }
+  });
+}
+
+int execaff_request_set_container_pid(execaff_request* req, pid_t pid, execaff_error** err) {
+  EXECAFF_REQUIRE(req);
+  if (pid <= 0) {
+    return store_error(err, EINVAL, "execaff_request_set_container_pid: pid must be positive");
+  }
+  return guarded(err, [&] { req->request.container_pid = pid; });
+}
+
+int execaff_request_set_caller_cpus(execaff_request* req, const char* list,
+                                    execaff_error** err) {
+  EXECAFF_REQUIRE(req);
+  EXECAFF_REQUIRE(list);
+  return guarded(err, [&] {
+    try {
+      req->request.caller_cpus = execaff::CpuSet::parse(list);
+    } catch (const execaff::Error& e) {
+      throw e.wrap("caller CPUs");
+    }
+  });
+}
+
+int execaff_request_set_housekeeping_cpus(execaff_request* req, const char* list,
+                                          execaff_error** err) {
+  EXECAFF_REQUIRE(req);
+  EXECAFF_REQUIRE(list);
+  return guarded(err, [&] {
+    try {
+      req->request.housekeeping = execaff::CpuSet::parse(list);
+    } catch (const execaff::Error& e) {
+      throw e.wrap("housekeeping CPUs");
+    }
+  });
+}
+
+int execaff_request_set_handler_default(execaff_request* req, const char* value,
+                                        execaff_error** err) {
+  EXECAFF_REQUIRE(req);
+  EXECAFF_REQUIRE(value);
+  return guarded(err, [&] { req->request.handler_default = std::string(value); });
+}
+
+int execaff_decide(const execaff_context* ctx, const execaff_request* req,
+                   execaff_decision** out, execaff_error** err) {
+  EXECAFF_REQUIRE(req);
+  EXECAFF_REQUIRE(out);
+  *out = nullptr;
+  return guarded(err, [&] {
+    const execaff::NodeFacts default_node;
+    const execaff::NodeFacts& node = ctx != nullptr ? ctx->node : default_node;
+    auto* d = new execaff_decision{execaff::decide(node, req->request), {}, {}};
+    if (d->decision.initial) d->initial = execaff_cpuset{*d->decision.initial};
+    if (d->decision.final) d->final = execaff_cpuset{*d->decision.final};
+    *out = d;
+  });
+}
+
+void execaff_decision_free(execaff_decision* d) { delete d; }
+
+int execaff_decision_is_pinned(const execaff_decision* d) {
+  return d != nullptr && d->decision.pinned ? 1 : 0;
+}
+
+const execaff_cpuset* execaff_decision_initial(const execaff_decision* d) {
+  return d != nullptr && d->initial ? &*d->initial : nullptr;
+}
+
+const execaff_cpuset* execaff_decision_final(const execaff_decision* d) {
+  return d != nullptr && d->final ? &*d->final : nullptr;
+}
+
+const char* execaff_decision_source(const execaff_decision* d) {
+  return d != nullptr ? execaff::to_string(d->decision.source) : "none";
+}
+
+const char* execaff_decision_reason(const execaff_decision* d) {
+  return d != nullptr ? d->decision.reason.c_str() : "";
+}
+
+char* execaff_decision_to_json(const execaff_decision* d) {
+  if (d == nullptr) return nullptr;
+  try {
+    return duplicate(execaff::decision_to_json(d->decision));
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+int execaff_apply_cpuset(const execaff_cpuset* set, pid_t pid, const char* stage,
+                         execaff_error** err) {
+  EXECAFF_REQUIRE(set);
+  return guarded(err, [&] {
+    (void)execaff::apply_affinity(pid, set->set, stage != nullptr ? stage : "requested");
+  });
+}
+
+int execaff_apply_initial(const execaff_decision* d, pid_t pid, execaff_error** err) {
+  EXECAFF_REQUIRE(d);
+  if (!d->initial) return 0;
+  return execaff_apply_cpuset(&*d->initial, pid, "initial", err);
+}
+
+int execaff_apply_final(const execaff_decision* d, pid_t pid, execaff_error** err) {
+  EXECAFF_REQUIRE(d);
+  if (!d->final) return 0;
+  return execaff_apply_cpuset(&*d->final, pid, "final", err);
+}
+
+int execaff_process_json_with_decision(const char* json, size_t len, const execaff_decision* d,
+                                       char** out, size_t* out_len, execaff_error** err) {
+  EXECAFF_REQUIRE(json);
+  EXECAFF_REQUIRE(d);
+  EXECAFF_REQUIRE(out);
+  *out = nullptr;
+  return guarded(err, [&] {
+    std::optional<execaff::ExecCpuAffinity> affinity;
+    if (d->decision.pinned) affinity = execaff::ExecCpuAffinity{d->decision.initial, d->decision.final};
+    const std::string text = execaff::process_json_with_affinity(
+        std::string_view(json, len), affinity, "exec process JSON");
+    char* copy = duplicate(text);
+    if (copy == nullptr) throw std::bad_alloc();
+    *out = copy;
+    if (out_len != nullptr) *out_len = text.size();
+  });
+}
+
+}  // extern "C"

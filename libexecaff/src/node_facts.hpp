@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The node's CPU facts, read from sysfs, procfs and cgroupfs under a root
+// directory so that tests run on fixture trees.  Read on every call, never
+// cached: the node can change between two execs (seed 000's lesson).  No
+// syscall beyond reading files.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+#include "cpu_set.hpp"
+
+namespace execaff {
+
+// Where a set of isolated CPUs came from, for explanations.
+struct IsolatedCpus {
+  CpuSet cpus;         // union of every source below
+  std::string sources; // e.g. "isolated=2-3 nohz_full=2-3", "" when none
+};
+
+// A cpuset read from a cgroup, and the file it came from.
+struct CgroupCpuset {
+  CpuSet cpus;
+  std::string file;  // e.g. "/sys/fs/cgroup/cpuset/kubepods/pod1/ctr/cpuset.effective_cpus"
+};
+
+class NodeFacts {
+ public:
+  explicit NodeFacts(std::string root = "/");
+
+  // /sys/devices/system/cpu/online and .../possible.
+  [[nodiscard]] CpuSet online_cpus() const;
+  [[nodiscard]] CpuSet possible_cpus() const;
+
+  // /sys/devices/system/cpu/isolated, /sys/devices/system/cpu/nohz_full
+  // (absent or "(null)" counts as empty), and from /proc/cmdline the CPU
+  // lists of isolcpus= (its flags such as "domain,managed_irq," skipped) and
+  // nohz_full=.  The cmdline lists count only when the sysfs file is absent,
+  // since sysfs reflects what the kernel really did.
+  [[nodiscard]] IsolatedCpus isolated_cpus() const;
+
+  // .../cpu<N>/topology/thread_siblings_list; {cpu} when the file is absent.
+  [[nodiscard]] CpuSet thread_siblings(unsigned cpu) const;
+
+  // The effective cpuset of the cgroup that pid is in, from /proc/<pid>/cgroup
+  // and the cgroup mounts in /proc/self/mountinfo: cgroup v1 (the cpuset
+  // hierarchy's cpuset.effective_cpus, else cpuset.cpus) or v2
+  // (cpuset.cpus.effective).  nullopt when no cpuset controller is mounted
+  // or the pid has no cpuset cgroup; Error(ENOENT/ESRCH) when the pid is gone.
+  [[nodiscard]] std::optional<CgroupCpuset> cgroup_cpuset_of_pid(pid_t pid) const;
+
+  [[nodiscard]] const std::string& root() const noexcept { return root_; }
+
+ private:
+  // root_ + path, read whole, trailing whitespace removed; nullopt if absent.
+  [[nodiscard]] std::optional<std::string> read_optional(const std::string& path) const;
+  std::string root_;
+};
+
+}  // namespace execaff

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The decision: from what the exec, the container and the node say, which
+// CPUs the runtime's helpers run on before the cgroup join (initial) and
+// which the exec'd process runs on after it (final) — or leave the exec
+// alone.  A pure function: no syscalls, no files.  Every row of
+// spec/decision-table.md is a case of decide_policy and a unit test.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cpu_set.hpp"
+#include "spec_json.hpp"
+
+namespace execaff {
+
+// OpenShift's node-tuning opt-out, honoured as ours is.
+inline constexpr const char* kOpenShiftAnnotation = "performance.openshift.io/exec-cpu-affinity";
+inline constexpr const char* kAnnotation = "exec-cpu-affinity.execaff.io";
+
+enum class DecisionSource { none, process, config, annotation, handler_default };
+[[nodiscard]] const char* to_string(DecisionSource source) noexcept;
+
+struct PolicyInput {
+  std::optional<ExecCpuAffinity> process_field;  // the exec's process file
+  std::optional<ExecCpuAffinity> config_field;   // config.json's process
+  std::map<std::string, std::string> annotations;
+  std::optional<std::string> handler_default;    // "first", "first-core", list, "disable"
+
+  CpuSet container_cpuset;           // the live cpuset (never empty)
+  std::string container_cpuset_from; // where it was read, for the reason
+  CpuSet caller_cpus;                // the caller's affinity (never empty)
+  std::optional<CpuSet> housekeeping_configured;
+  CpuSet isolated_cpus;
+  // SMT siblings of a CPU (for "first-core"); {cpu} when unknown.
+  std::function<CpuSet(unsigned)> thread_siblings;
+};
+
+struct Decision {
+  bool pinned = false;
+  std::optional<CpuSet> initial;
+  std::optional<CpuSet> final;
+  DecisionSource source = DecisionSource::none;
+  std::string reason;
+  // Context shown by `execaff explain`.
+  std::optional<CpuSet> container_cpuset;
+  std::optional<CpuSet> housekeeping;
+};
+
+// Whether anything asks for pinning (a field, the annotation or the handler
+// default, and no opt-out of the latter two).  When false, decide_policy
+// needs none of the CPU sets and the caller need not read them.
+[[nodiscard]] bool wants_pinning(const PolicyInput& input);
+
+// Throws Error(EINVAL) for an unknown annotation or handler value, a bad
+// list, or final CPUs outside the container's cpuset; the message names the
+// input, e.g. `annotation exec-cpu-affinity.execaff.io "7": final affinity
+// "7" is not within the container's cpuset "1-3" (...)`.
+[[nodiscard]] Decision decide_policy(const PolicyInput& input);
+
+}  // namespace execaff

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The C ABI through its public header only: success paths, every error
+ * path a caller can reach, ownership, and a CPU id above 1023. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <execaff/execaff.h>
+
+static void test_version(void **state) {
+  (void)state;
+  assert_non_null(execaff_version());
+  assert_true(strlen(execaff_version()) >= 5);
+}
+
+static void test_cpuset_parse_and_format(void **state) {
+  execaff_cpuset *set = NULL;
+  execaff_error *err = NULL;
+  char *text;
+  (void)state;
+  assert_int_equal(execaff_cpuset_parse(" 7, 0-3,1024-1025 ", &set, &err), 0);
+  assert_null(err);
+  text = execaff_cpuset_format(set);
+  assert_string_equal(text, "0-3,7,1024-1025");
+  free(text);
+  assert_int_equal(execaff_cpuset_count(set), 7);
+  assert_int_equal(execaff_cpuset_first(set), 0);
+  assert_true(execaff_cpuset_contains(set, 1025));
+  assert_false(execaff_cpuset_contains(set, 1026));
+  execaff_cpuset_free(set);
+}
+
+static void test_cpuset_above_1023(void **state) {
+  execaff_cpuset *set = NULL;
+  char *text;
+  (void)state;
+  assert_int_equal(execaff_cpuset_parse("65535", &set, NULL), 0);
+  assert_int_equal(execaff_cpuset_first(set), 65535);
+  text = execaff_cpuset_format(set);
+  assert_string_equal(text, "65535");
+  free(text);
+  execaff_cpuset_free(set);
+}
+
+static void test_cpuset_errors(void **state) {
+  execaff_cpuset *set = (execaff_cpuset *)0x1;
+  execaff_error *err = NULL;
+  (void)state;
+  assert_int_equal(execaff_cpuset_parse("3-1", &set, &err), -EINVAL);
+  assert_null(set); /* output written only on success */
+  assert_non_null(err);
+  assert_int_equal(execaff_error_code(err), -EINVAL);
+  assert_non_null(strstr(execaff_error_message(err), "\"3-1\""));
+  assert_non_null(strstr(execaff_error_message(err), "runs backwards"));
+  execaff_error_free(err);
+
+  err = NULL;
+  assert_int_equal(execaff_cpuset_parse("65536", &set, &err), -ERANGE);
+  assert_non_null(strstr(execaff_error_message(err), "65535"));
+  execaff_error_free(err);
+
+  /* NULL error slot: still a clean negative return. */
+  assert_int_equal(execaff_cpuset_parse("x", &set, NULL), -EINVAL);
+  err = NULL;
+  assert_int_equal(execaff_cpuset_parse(NULL, &set, &err), -EINVAL);
+  assert_non_null(strstr(execaff_error_message(err), "list is NULL"));
+  execaff_error_free(err);
+}
+
+static const char kConfig[] =
+    "{\"ociVersion\":\"1.0.2\",\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"},"
+    "\"annotations\":{\"exec-cpu-affinity.execaff.io\":\"first\"},"
+    "\"linux\":{\"resources\":{\"cpu\":{\"cpus\":\"1024-1027\"}}}}";
+
+static void test_decide_annotation_first(void **state) {
+  execaff_request *req = NULL;
+  execaff_decision *d = NULL;
+  execaff_error *err = NULL;
+  char *text;
+  char *json;
+  (void)state;
+  assert_int_equal(execaff_request_new(&req, &err), 0);
+  assert_int_equal(execaff_request_set_config_json(req, kConfig, strlen(kConfig), &err), 0);
+  assert_int_equal(execaff_request_set_caller_cpus(req, "0", &err), 0);
+  assert_int_equal(execaff_decide(NULL, req, &d, &err), 0);
+  assert_null(err);
+  assert_true(execaff_decision_is_pinned(d));
+  assert_string_equal(execaff_decision_source(d), "annotation");
+  text = execaff_cpuset_format(execaff_decision_final(d));
+  assert_string_equal(text, "1024");
+  free(text);
+  text = execaff_cpuset_format(execaff_decision_initial(d));
+  assert_string_equal(text, "0,1024");
+  free(text);
+  assert_non_null(strstr(execaff_decision_reason(d), "first"));
+  json = execaff_decision_to_json(d);
+  assert_non_null(strstr(json, "\"final\":\"1024\""));
+  assert_non_null(strstr(json, "\"pinned\":true"));
+  free(json);
+  execaff_decision_free(d);
+  execaff_request_free(req);
+}
+
+static void test_decide_nothing_is_not_pinned(void **state) {
+  static const char config[] = "{\"process\":{\"args\":[\"sh\"]}}";
+  static const char process[] = "{\"args\":[\"true\"],\"cwd\":\"/\"}";
+  execaff_request *req = NULL;
+  execaff_decision *d = NULL;
+  char *json;
+  (void)state;
+  assert_int_equal(execaff_request_new(&req, NULL), 0);
+  assert_int_equal(execaff_request_set_config_json(req, config, strlen(config), NULL), 0);
+  assert_int_equal(execaff_request_set_process_json(req, process, strlen(process), NULL), 0);
+  assert_int_equal(execaff_decide(NULL, req, &d, NULL), 0);
+  assert_false(execaff_decision_is_pinned(d));
+  assert_null(execaff_decision_initial(d));
+  assert_null(execaff_decision_final(d));
+  assert_string_equal(execaff_decision_source(d), "none");
+  /* Applying an unpinned decision is a no-op, not an error. */
+  assert_int_equal(execaff_apply_initial(d, getpid(), NULL), 0);
+  assert_int_equal(execaff_apply_final(d, getpid(), NULL), 0);
+  json = execaff_decision_to_json(d);
+  assert_non_null(strstr(json, "\"initial\":null"));
+  free(json);
+  execaff_decision_free(d);
+  execaff_request_free(req);
+}
+
+static void test_decide_errors(void **state) {
+  static const char bad_field[] =
+      "{\"args\":[\"true\"],\"execCPUAffinity\":{\"initial\":5}}";
+  static const char outside[] = "{\"args\":[\"true\"],\"execCPUAffinity\":{\"final\":\"9\"}}";
+  execaff_request *req = NULL;
+  execaff_decision *d = NULL;
+  execaff_error *err = NULL;
+  (void)state;
+  assert_int_equal(execaff_request_new(&req, NULL), 0);
+  /* Malformed process JSON is reported at decision time, naming the path. */
+  assert_int_equal(execaff_request_set_process_json(req, bad_field, strlen(bad_field), &err), 0);
+  assert_int_equal(execaff_decide(NULL, req, &d, &err), -EINVAL);
+  assert_null(d);
+  assert_non_null(strstr(execaff_error_message(err), "execCPUAffinity.initial"));
+  execaff_error_free(err);
+  err = NULL;
+
+  assert_int_equal(execaff_request_set_process_json(req, outside, strlen(outside), &err), 0);
+  assert_int_equal(execaff_request_set_container_cpuset(req, "1-3", &err), 0);
+  assert_int_equal(execaff_decide(NULL, req, &d, &err), -EINVAL);
+  assert_non_null(
+      strstr(execaff_error_message(err), "final affinity \"9\" is not within the container's cpuset \"1-3\""));
+  execaff_error_free(err);
+  err = NULL;
+
+  assert_int_equal(execaff_request_set_container_cpuset(req, "1-", &err), -EINVAL);
+  assert_non_null(strstr(execaff_error_message(err), "container cpuset"));
+  execaff_error_free(err);
+  err = NULL;
+
+  assert_int_equal(execaff_request_set_process_file(req, "/nonexistent/execaff-process.json", &err),
+                   -ENOENT);
+  assert_non_null(strstr(execaff_error_message(err), "/nonexistent/execaff-process.json"));
+  execaff_error_free(err);
+  err = NULL;
+
+  assert_int_equal(execaff_request_set_container_pid(req, 0, &err), -EINVAL);
+  execaff_error_free(err);
+  err = NULL;
+
+  assert_int_equal(execaff_decide(NULL, NULL, &d, &err), -EINVAL);
+  assert_non_null(strstr(execaff_error_message(err), "req is NULL"));
+  execaff_error_free(err);
+  execaff_request_free(req);
+}
+
+static void test_apply_to_self(void **state) {
+  execaff_cpuset *mine = NULL;
+  execaff_cpuset *offline = NULL;
+  execaff_error *err = NULL;
+  char list[64];
+  FILE *status = fopen("/proc/self/status", "r");
+  char line[512];
+  (void)state;
+  list[0] = '\0';
+  assert_non_null(status);
+  while (fgets(line, sizeof line, status) != NULL) {
+    if (strncmp(line, "Cpus_allowed_list:", 18) == 0) {
+      sscanf(line + 18, " %63s", list);
+    }
+  }
+  fclose(status);
+  /* Re-applying our own mask succeeds. */
+  assert_int_equal(execaff_cpuset_parse(list, &mine, NULL), 0);
+  assert_int_equal(execaff_apply_cpuset(mine, 0, "test", &err), 0);
+  /* A CPU id far beyond the machine is refused with the reason. */
+  assert_int_equal(execaff_cpuset_parse("4000", &offline, NULL), 0);
+  assert_int_equal(execaff_apply_cpuset(offline, 0, "final", &err), -EINVAL);
+  assert_non_null(strstr(execaff_error_message(err), "final affinity \"4000\""));
+  assert_non_null(strstr(execaff_error_message(err), "none of them is online"));
+  execaff_error_free(err);
+  execaff_cpuset_free(mine);
+  execaff_cpuset_free(offline);
+}
+
+static void test_process_json_rewrite(void **state) {
+  static const char config[] =
+      "{\"annotations\":{\"exec-cpu-affinity.execaff.io\":\"1\"},"
+      "\"linux\":{\"resources\":{\"cpu\":{\"cpus\":\"1\"}}}}";
+  static const char process[] = "{\"args\":[\"true\"],\"big\":18446744073709551616}";
+  execaff_request *req = NULL;
+  execaff_decision *d = NULL;
+  char *out = NULL;
+  size_t out_len = 0;
+  (void)state;
+  assert_int_equal(execaff_request_new(&req, NULL), 0);
+  assert_int_equal(execaff_request_set_config_json(req, config, strlen(config), NULL), 0);
+  assert_int_equal(execaff_request_set_process_json(req, process, strlen(process), NULL), 0);
+  assert_int_equal(execaff_request_set_caller_cpus(req, "0", NULL), 0);
+  assert_int_equal(execaff_decide(NULL, req, &d, NULL), 0);
+  assert_int_equal(
+      execaff_process_json_with_decision(process, strlen(process), d, &out, &out_len, NULL), 0);
+  assert_int_equal(strlen(out), out_len);
+  assert_non_null(strstr(out, "\"execCPUAffinity\":{\"initial\":\"0-1\",\"final\":\"1\"}"));
+  assert_non_null(strstr(out, "18446744073709551616"));
+  free(out);
+  execaff_decision_free(d);
+  execaff_request_free(req);
+}
+
+static void test_frees_accept_null(void **state) {
+  (void)state;
+  execaff_error_free(NULL);
+  execaff_cpuset_free(NULL);
+  execaff_context_free(NULL);
+  execaff_request_free(NULL);
+  execaff_decision_free(NULL);
+  assert_int_equal(execaff_decision_is_pinned(NULL), 0);
+  assert_int_equal(execaff_cpuset_first(NULL), -1);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_version),
+      cmocka_unit_test(test_cpuset_parse_and_format),
+      cmocka_unit_test(test_cpuset_above_1023),
+      cmocka_unit_test(test_cpuset_errors),
+      cmocka_unit_test(test_decide_annotation_first),
+      cmocka_unit_test(test_decide_nothing_is_not_pinned),
+      cmocka_unit_test(test_decide_errors),
+      cmocka_unit_test(test_apply_to_self),
+      cmocka_unit_test(test_process_json_rewrite),
+      cmocka_unit_test(test_frees_accept_null),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
