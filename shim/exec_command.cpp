@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "exec_command.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <optional>
+
+#include "apply.hpp"
+#include "container_program.hpp"
+#include "decide.hpp"
+#include "error.hpp"
+#include "final_trampoline_image.h"
+#include "native_support.hpp"
+#include "node_facts.hpp"
+#include "process_launch.hpp"
+#include "runtime_state.hpp"
+#include "spec_json.hpp"
+
+namespace execaff::shim {
+namespace {
+
+enum class Placement { exactly, at_least };
+
+// A sealed memfd holding `bytes`, at fd `at` (exactly, or the lowest free fd
+// from `at` on), without FD_CLOEXEC so that the runtime inherits it.
+// Sealed: nothing can change what the runtime will read.
+int memfd_with(const char* name, const void* bytes, std::size_t size, int at, Placement place) {
+  const int fd = ::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) {
+    const int code = errno;
+    throw Error(code, std::string("memfd_create(") + name + "): " + errno_text(code));
+  }
+  const auto* p = static_cast<const char*>(bytes);
+  std::size_t left = size;
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n <= 0) {
+      const int code = n < 0 ? errno : EIO;
+      ::close(fd);
+      throw Error(code, std::string("writing memfd ") + name + ": " + errno_text(code));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  (void)::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  int placed = -1;
+  if (place == Placement::exactly) {
+    // dup3 without O_CLOEXEC gives a descriptor the runtime inherits.
+    placed = fd == at ? (::fcntl(fd, F_SETFD, 0) == 0 ? fd : -1) : ::dup3(fd, at, 0);
+  } else {
+    placed = ::fcntl(fd, F_DUPFD, at);  // F_DUPFD clears FD_CLOEXEC
+  }
+  const int code = errno;
+  if (placed != fd) ::close(fd);
+  if (placed < 0) {
+    throw Error(code, std::string("placing memfd ") + name + " at fd " + std::to_string(at) +
+                          ": " + errno_text(code));
+  }
+  return placed;
+}
+
+// The trampoline must sit at exactly 3 + K (K: the caller's --preserve-fds),
+// the one fd the runtime will pass on next.  An fd the caller left open
+// there would not have reached the container anyway; move it out of the way.
+int place_trampoline(int target) {
+  if (::fcntl(target, F_GETFD) >= 0) {
+    const int moved = ::fcntl(target, F_DUPFD_CLOEXEC, target + 1);
+    if (moved < 0) {
+      const int code = errno;
+      throw Error(code, "moving inherited fd " + std::to_string(target) + ": " + errno_text(code));
+    }
+    ::close(target);
+  }
+  return memfd_with("execaff-trampoline", kFinalTrampolineImage, sizeof kFinalTrampolineImage,
+                    target, Placement::exactly);
+}
+
+unsigned preserved_fd_count(const CommandLine& line) {
+  if (!line.preserve_fds) return 0;
+  const std::string& v = line.preserve_fds->value;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno != 0 || n > 1024) {
+    throw Error(EINVAL, "--preserve-fds " + quoted(v) + " is not a count of file descriptors");
+  }
+  return static_cast<unsigned>(n);
+}
+
+std::vector<std::string> with_preserve_fds(const CommandLine& line, std::vector<std::string> argv,
+                                           unsigned count) {
+  if (line.preserve_fds) {
+    argv[line.preserve_fds->index] =
+        replaced_token(line, *line.preserve_fds, std::to_string(count));
+  } else {
+    argv.insert(argv.begin() + static_cast<long>(line.command_index) + 1,
+                {"--preserve-fds", std::to_string(count)});
+  }
+  return argv;
+}
+
+std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+bool is_native(const ShimConfig& config) {
+  switch (config.native) {
+    case NativeMode::yes: return true;
+    case NativeMode::no: return false;
+    case NativeMode::detect: return runtime_has_native_mark(config.runtime);
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& config,
+                                   const RuntimeLog& log) {
+  const std::vector<std::string>& untouched = line.argv;
+  const auto root = state_root(line.root, config.runtime);
+  if (!root) {
+    throw Error(EINVAL, "cannot tell where runtime " + quoted(config.runtime) +
+                            " keeps its state: name it runc or crun, or pass --root");
+  }
+  const auto state = read_container_state(*root, line.container_id);
+  if (!state) {
+    log.debug_line("container " + quoted(line.container_id) + " not found under " +
+                   quoted(*root) + ": the runtime reports it");
+    return untouched;
+  }
+
+  DecideRequest request;
+  request.config_json = read_document_file(state->config_path);
+  request.config_source = "config " + quoted(state->config_path);
+  if (line.process) {
+    if (::access(line.process->value.c_str(), F_OK) != 0) return untouched;  // runtime's error
+    request.process_json = read_document_file(line.process->value);
+    request.process_source = "process file " + quoted(line.process->value);
+  }
+  request.container_pid = state->init_pid;
+  request.handler_default = config.handler_default;
+  request.housekeeping = config.housekeeping_cpus;
+
+  const NodeFacts node;
+  const Decision decision = decide(node, request);
+  log.debug_line("decision for " + quoted(line.container_id) + ": " + decision_to_json(decision));
+  if (!decision.pinned) return untouched;
+
+  std::vector<std::string> argv = untouched;
+  const unsigned preserved = preserved_fd_count(line);
+  const bool native = is_native(config) && line.process.has_value();
+  if (native) {
+    // The runtime applies the field: give it a process file that carries
+    // exactly the decision, passed as an inherited memfd so nothing is
+    // written to disk and nothing is left behind.
+    const std::string json = process_json_with_affinity(
+        *request.process_json, ExecCpuAffinity{decision.initial, decision.final},
+        request.process_source);
+    const int fd = memfd_with("execaff-process", json.data(), json.size(),
+                              3 + static_cast<int>(preserved), Placement::at_least);
+    argv[line.process->index] = replaced_token(line, *line.process, fd_path(fd));
+    log.debug_line("native: " + config.runtime + " applies the field itself");
+  } else if (decision.final) {
+    // Emulated: the trampoline sets final after the join, then execs the
+    // program.  Only when the program exists: otherwise the runtime must be
+    // the one to say so (exit 255, its own message), as without the shim.
+    std::string program;
+    ProcessLaunch launch;
+    if (line.process) {
+      launch = read_process_launch(*request.process_json, "", request.process_source);
+      program = launch.args.empty() ? "" : launch.args.front();
+    } else {
+      // CLI form: the runtime starts from config.json's process and applies
+      // --env and --cwd on top.
+      launch = read_process_launch(*request.config_json, "process", request.config_source);
+      program = line.program_index != 0 ? line.argv[line.program_index] : "";
+      launch.env.insert(launch.env.end(), line.env.begin(), line.env.end());
+      if (line.cwd) launch.cwd = *line.cwd;
+    }
+    const std::vector<std::string>& env = launch.env;
+    const std::string& cwd = launch.cwd;
+    if (program.empty() || !program_may_exist(state->init_pid, program, env, cwd)) {
+      log.debug_line("program " + quoted(program) +
+                     " is not in the container: the runtime reports it");
+      return untouched;
+    }
+    const int trampoline = place_trampoline(3 + static_cast<int>(preserved));
+    const std::vector<std::string> prefix = {fd_path(trampoline), std::to_string(trampoline),
+                                             decision.final->format()};
+    argv = with_preserve_fds(line, argv, preserved + 1);
+    if (line.process) {
+      // The field is dropped: the runtime ignores it, and one that does not
+      // (configured "native": false by mistake) must not apply it twice.
+      const std::string json = process_json_with_args_prefix(
+          process_json_with_affinity(*request.process_json, std::nullopt, request.process_source),
+          prefix, request.process_source);
+      const int fd = memfd_with("execaff-process", json.data(), json.size(), trampoline + 1,
+                                Placement::at_least);
+      // with_preserve_fds may have inserted two tokens before --process.
+      const long shift = line.preserve_fds ? 0 : 2;
+      argv[line.process->index + static_cast<std::size_t>(shift)] =
+          replaced_token(line, *line.process, fd_path(fd));
+    } else {
+      const long shift = line.preserve_fds ? 0 : 2;
+      argv.insert(argv.begin() + static_cast<long>(line.program_index) + shift, prefix.begin(),
+                  prefix.end());
+    }
+    log.debug_line("emulated: trampoline at fd " + std::to_string(trampoline) + " sets final " +
+                   decision.final->format());
+  }
+  if (decision.initial) {
+    // Inherited across execve and fork by the runtime and every helper it
+    // starts (sched_setaffinity(2)); the shim is single-threaded here.
+    const CpuSet given = apply_affinity(0, *decision.initial, "initial");
+    log.debug_line("initial " + decision.initial->format() + " applied to the shim, kernel gave " +
+                   given.format());
+  }
+  return argv;
+}
+
+}  // namespace execaff::shim

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The emulated path's in-container step.  A runtime that ignores
+ * process.execCPUAffinity (runc < 1.3, crun < 1.19) starts this instead of
+ * the user's program, from a memfd the shim passes with --preserve-fds:
+ *
+ *     /proc/self/fd/N  N  FINAL  PROGRAM ARGS...
+ *
+ * (No "--": runc and crun stop parsing options at the container id, and a
+ * "--" could be eaten by crun's argp.)
+ *
+ * By then the process has joined the container's cgroup (and, before 6.2
+ * kernels, had its affinity reset to the cpuset), so setting FINAL here is
+ * the "after the move" of config.md.  It then closes N and execve()s the
+ * user's program in place: same pid (so --pid-file holds), and argv, comm
+ * and /proc/self/exe become the user's.  PROGRAM is looked up in $PATH the
+ * way runc does it (Go's exec.LookPath: no /bin/sh fallback on ENOEXEC).
+ *
+ * Freestanding (no libc): it is copied into a memfd on every exec, so it
+ * must be a few KiB, and it must run in any container, whatever its libc.
+ * Exit codes: 125 pinning failed, 126 found but not executable, 127 not
+ * found — the shell's conventions, which the runtimes' callers understand.
+ */
+
+#if defined(__x86_64__)
+#define SYS_write 1
+#define SYS_close 3
+#define SYS_execve 59
+#define SYS_exit_group 231
+#define SYS_sched_setaffinity 203
+#define SYS_sched_getaffinity 204
+static long raw_syscall3(long n, long a, long b, long c) {
+  long ret;
+  __asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+  return ret;
+}
+#elif defined(__aarch64__)
+#define SYS_write 64
+#define SYS_close 57
+#define SYS_execve 221
+#define SYS_exit_group 94
+#define SYS_sched_setaffinity 122
+#define SYS_sched_getaffinity 123
+static long raw_syscall3(long n, long a, long b, long c) {
+  register long x8 __asm__("x8") = n;
+  register long x0 __asm__("x0") = a;
+  register long x1 __asm__("x1") = b;
+  register long x2 __asm__("x2") = c;
+  __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
+  return x0;
+}
+#else
+#error "final_trampoline supports x86_64 and aarch64"
+#endif
+
+#define ENOENT 2
+#define E2BIG 7
+#define ENOEXEC 8
+#define EACCES 13
+#define ENOTDIR 20
+#define ELOOP 40
+#define ENAMETOOLONG 36
+
+/* CPU ids up to 65535, as the library's parser allows. */
+#define MASK_WORDS 1024
+static unsigned long mask[MASK_WORDS];
+static unsigned long given[MASK_WORDS];
+static char path_buffer[4096];
+
+static unsigned long length(const char *s) {
+  unsigned long n = 0;
+  while (s[n] != '\0') ++n;
+  return n;
+}
+
+static void say(const char *s) { (void)raw_syscall3(SYS_write, 2, (long)s, (long)length(s)); }
+
+static void die(int status, const char *a, const char *b, const char *c) {
+  if (a[0] != 'E') say("execaff: ");
+  say(a);
+  if (b != 0) say(b);
+  if (c != 0) say(c);
+  say("\n");
+  (void)raw_syscall3(SYS_exit_group, status, 0, 0);
+  for (;;) {
+  }
+}
+
+static int parse_number(const char **p, unsigned long *out) {
+  unsigned long v = 0;
+  int digits = 0;
+  while (**p >= '0' && **p <= '9') {
+    v = v * 10 + (unsigned long)(**p - '0');
+    if (v >= MASK_WORDS * 64UL) return 0;
+    ++*p;
+    ++digits;
+  }
+  *out = v;
+  return digits > 0;
+}
+
+/* The shim hands over the canonical form ("0-3,7"), nothing looser. */
+static int parse_list(const char *p) {
+  int any = 0;
+  while (*p != '\0') {
+    unsigned long lo, hi, cpu;
+    if (!parse_number(&p, &lo)) return 0;
+    hi = lo;
+    if (*p == '-') {
+      ++p;
+      if (!parse_number(&p, &hi) || hi < lo) return 0;
+    }
+    for (cpu = lo; cpu <= hi; ++cpu) mask[cpu / 64] |= 1UL << (cpu % 64);
+    any = 1;
+    if (*p == ',') ++p;
+    else if (*p != '\0') return 0;
+  }
+  return any;
+}
+
+static const char *errno_name(long e) {
+  switch (-e) {
+    case 1: return "EPERM (not permitted)";
+    case 3: return "ESRCH";
+    case 14: return "EFAULT";
+    case 22: return "EINVAL (none of the CPUs is in the container's cpuset or online)";
+    default: return "an error";
+  }
+}
+
+static void pin(const char *list) {
+  long r;
+  unsigned long i;
+  if (!parse_list(list)) die(125, "final affinity \"", list, "\" is not a canonical CPU list");
+  r = raw_syscall3(SYS_sched_setaffinity, 0, (long)sizeof mask, (long)mask);
+  if (r < 0) {
+    say("execaff: final affinity \"");
+    say(list);
+    say("\" refused: ");
+    die(125, errno_name(r), 0, 0);
+  }
+  r = raw_syscall3(SYS_sched_getaffinity, 0, (long)sizeof given, (long)given);
+  if (r < 0) die(125, "cannot read back final affinity \"", list, "\"");
+  /* What the kernel gave must be a non-empty subset of what was asked. */
+  for (i = 0; i < MASK_WORDS; ++i) {
+    if ((given[i] & ~mask[i]) != 0) die(125, "final affinity \"", list, "\" was not applied");
+  }
+}
+
+static int has_slash(const char *s) {
+  for (; *s != '\0'; ++s)
+    if (*s == '/') return 1;
+  return 0;
+}
+
+static const char *getenv_path(char **envp) {
+  for (; *envp != 0; ++envp) {
+    const char *e = *envp;
+    if (e[0] == 'P' && e[1] == 'A' && e[2] == 'T' && e[3] == 'H' && e[4] == '=') return e + 5;
+  }
+  return 0;
+}
+
+static void run(char **argv, char **envp) {
+  const char *name = argv[0];
+  const char *path;
+  long r;
+  int saw_eacces = 0;
+  if (has_slash(name)) {
+    r = raw_syscall3(SYS_execve, (long)name, (long)argv, (long)envp);
+    die(r == -EACCES || r == -ENOEXEC ? 126 : 127, "exec \"", name,
+        r == -ENOENT ? "\": no such file or directory" : "\": cannot execute");
+  }
+  path = getenv_path(envp);
+  while (path != 0) {
+    /* An empty PATH element means the current directory, as in Go. */
+    const char *end = path;
+    unsigned long dir_len, name_len = length(name), at = 0, i;
+    while (*end != '\0' && *end != ':') ++end;
+    dir_len = (unsigned long)(end - path);
+    if (dir_len + name_len + 2 <= sizeof path_buffer) {
+      if (dir_len == 0) path_buffer[at++] = '.';
+      for (i = 0; i < dir_len; ++i) path_buffer[at++] = path[i];
+      path_buffer[at++] = '/';
+      for (i = 0; i < name_len; ++i) path_buffer[at++] = name[i];
+      path_buffer[at] = '\0';
+      r = raw_syscall3(SYS_execve, (long)path_buffer, (long)argv, (long)envp);
+      if (r == -EACCES) saw_eacces = 1;
+      else if (r != -ENOENT && r != -ENOTDIR && r != -ELOOP && r != -ENAMETOOLONG)
+        die(126, "exec \"", path_buffer, "\": cannot execute");
+    }
+    path = *end == ':' ? end + 1 : 0;
+  }
+  if (saw_eacces) die(126, "exec \"", name, "\": permission denied");
+  die(127, "exec \"", name, "\": executable file not found in $PATH");
+}
+
+static unsigned long parse_fd(const char *s) {
+  unsigned long v = 0;
+  if (*s == '\0') return ~0UL;
+  for (; *s != '\0'; ++s) {
+    if (*s < '0' || *s > '9') return ~0UL;
+    v = v * 10 + (unsigned long)(*s - '0');
+    if (v > 1U << 20) return ~0UL;
+  }
+  return v;
+}
+
+/* Called from _start with the initial stack: argc, argv..., 0, envp..., 0. */
+__attribute__((used)) void trampoline_main(long *sp) {
+  long argc = sp[0];
+  char **argv = (char **)(sp + 1);
+  char **envp = argv + argc + 1;
+  unsigned long fd;
+  if (argc < 4) die(125, "usage: trampoline FD FINAL PROGRAM [ARGS...]", 0, 0);
+  fd = parse_fd(argv[1]);
+  if (fd == ~0UL) die(125, "bad trampoline fd \"", argv[1], "\"");
+  pin(argv[2]);
+  /* Our own image is mapped; the memfd must not reach the user's program. */
+  (void)raw_syscall3(SYS_close, (long)fd, 0, 0);
+  run(argv + 3, envp);
+}
+
+#if defined(__x86_64__)
+__asm__(".text\n.global _start\n_start:\n"
+        "  xor %rbp, %rbp\n  mov %rsp, %rdi\n  and $-16, %rsp\n  call trampoline_main\n  hlt\n");
+#elif defined(__aarch64__)
+__asm__(".text\n.global _start\n_start:\n"
+        "  mov x29, #0\n  mov x0, sp\n  and sp, x0, #-16\n  bl trampoline_main\n  brk #0\n");
+#endif

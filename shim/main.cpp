@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// execaff-shim: a drop-in OCI runtime.  Every command but `exec` is handed
+// to the real runtime at once by execve — same argv, environment, fds, and
+// so the same exit status and signals.  `exec` goes through exec_command.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "command_line.hpp"
+#include "error.hpp"
+#include "exec_command.hpp"
+#include "runtime_log.hpp"
+#include "shim_config.hpp"
+
+namespace {
+
+constexpr int kExitFailure = 1;
+
+[[noreturn]] void exec_runtime(const std::string& runtime, const std::vector<std::string>& argv,
+                               const execaff::shim::RuntimeLog& log) {
+  std::vector<char*> raw;
+  raw.reserve(argv.size() + 1);
+  for (const auto& arg : argv) raw.push_back(const_cast<char*>(arg.c_str()));
+  raw.push_back(nullptr);
+  ::execv(runtime.c_str(), raw.data());
+  const int code = errno;
+  log.error("cannot execute runtime " + execaff::quoted(runtime) + ": " +
+            execaff::errno_text(code));
+  ::_exit(code == ENOENT ? 127 : 126);
+}
+
+// Before a runtime is known there is no log format to honour: stderr only.
+[[noreturn]] void fail_early(const std::string& message) {
+  std::fprintf(stderr, "execaff-shim: %s\n", message.c_str());
+  ::_exit(kExitFailure);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace execaff::shim;
+  ShimConfig config;
+  CommandLine line;
+  RuntimeLog log;
+  try {
+    config = load_shim_config();
+    refuse_self_as_runtime(config.runtime);
+    line = parse_command_line(argc, argv);
+  } catch (const std::exception& e) {
+    fail_early(e.what());
+  }
+  log.file = line.log;
+  log.format = line.log_format;
+  log.debug = line.debug || config.debug;
+
+  if (line.command != "exec" || line.container_id.empty()) {
+    exec_runtime(config.runtime, line.argv, log);
+  }
+
+  try {
+    exec_runtime(config.runtime, plan_exec(line, config, log), log);
+  } catch (const std::exception& e) {
+    const std::string what = "exec " + execaff::quoted(line.container_id) + ": " + e.what();
+    if (config.on_failure == OnFailure::run_unpinned) {
+      log.warning(what + "; running it unpinned (on_failure = \"run-unpinned\")");
+      exec_runtime(config.runtime, line.argv, log);
+    }
+    log.error(what);
+    return kExitFailure;
+  }
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "runtime_log.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <string_view>
+
+namespace execaff::shim {
+namespace {
+
+std::string now_rfc3339() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() %
+      1000000;
+  std::tm tm{};
+  ::gmtime_r(&seconds, &tm);
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long long>(micros));
+  return buffer;
+}
+
+// JSON string body escaping (RFC 8259): quotes, backslashes, controls.
+std::string json_escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (byte < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
+      out += escaped;
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+void write_all(int fd, const std::string& text) {
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n <= 0) return;  // nowhere left to report a reporting failure
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+// Errors go to stderr always (the runtimes print the plain message there
+// even with --log); warnings and debug lines go to the log when there is
+// one, so that a `runc exec` user's own stderr stays the program's.
+void emit(const RuntimeLog& log, const char* level, const std::string& message) {
+  const bool is_error = std::string_view(level) == "error";
+  if (is_error || !log.file) write_all(STDERR_FILENO, "execaff-shim: " + message + "\n");
+  if (!log.file) return;
+  const int fd = ::open(log.file->c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  const std::string text = "execaff-shim: " + message;
+  std::string line;
+  if (log.format && *log.format == "json") {
+    line = "{\"level\":\"" + std::string(level) + "\",\"msg\":\"" + json_escaped(text) +
+           "\",\"time\":\"" + now_rfc3339() + "\"}\n";
+  } else {
+    line = "time=\"" + now_rfc3339() + "\" level=" + level + " msg=\"" + json_escaped(text) +
+           "\"\n";
+  }
+  write_all(fd, line);
+  ::close(fd);
+}
+
+}  // namespace
+
+void RuntimeLog::error(const std::string& message) const { emit(*this, "error", message); }
+void RuntimeLog::warning(const std::string& message) const { emit(*this, "warning", message); }
+void RuntimeLog::debug_line(const std::string& message) const {
+  if (debug) emit(*this, "debug", message);
+}
+
+}  // namespace execaff::shim
