@@ -25,7 +25,7 @@ namespace {
 // the container's whole process object with the exec's args.
 std::string process_json(bool with_field) {
   std::string env;
-  for (int i = 0; i < 40; ++i) {
+  for (int i = 0; i < 56; ++i) {
     env += std::string(i ? "," : "") + "\"KUBERNETES_SERVICE_VAR_" + std::to_string(i) +
            "=value-of-some-length-" + std::to_string(i * 7919) + "\"";
   }
