@@ -127,6 +127,15 @@ Decision decide_from_field(const ExecCpuAffinity& field, DecisionSource source,
   d.initial = field.initial;
   d.final = field.final;
   d.reason = origin + " as given";
+  // config.md (runtime-spec 29686dbc): "If [final is] omitted or empty, the
+  // container's default CPU affinity, as defined by cpu.cpus, is used."  On
+  // 6.2+ kernels the join would keep cpuset ∩ initial instead, so the reset
+  // must be explicit (runc >= 1.2 does the same: tryResetCPUAffinity).
+  if (field.initial && !field.final) {
+    d.final = input.container_cpuset;
+    d.reason += "; final omitted: the container's cpuset " + describe(input.container_cpuset) +
+                " (config.md: the container's default CPU affinity is used)";
+  }
 
   if (field.final && !field.final->is_subset_of(input.container_cpuset)) {
     throw Error(EINVAL, origin + ": final affinity " + describe(*field.final) +

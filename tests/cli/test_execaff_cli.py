@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The execaff tool end to end, and the schema against the vectors.
+
+* every case of tests/vectors/cpulist.json through `execaff cpus`: canonical
+  output and exit 0, or exit 1 with a message quoting the input;
+* the schema's cpuList pattern (spec/schema/exec-cpu-affinity.schema.json)
+  accepts every valid case, and every case it accepts that the parser
+  rejects is rejected for a reason the pattern cannot express;
+* `execaff explain` on bundles made here: decisions as JSON, and clear
+  errors with exit 1 for a missing bundle, malformed JSON, bad options.
+
+usage: test_execaff_cli.py EXECAFF_BINARY
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SRC = os.environ.get("EXECAFF_SOURCE_ROOT",
+                     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+failures = []
+
+
+def check(condition, what):
+    print(("ok   " if condition else "FAIL ") + what)
+    if not condition:
+        failures.append(what)
+
+
+def run(*argv):
+    return subprocess.run([EXECAFF, *argv], capture_output=True, text=True, timeout=30)
+
+
+def vectors():
+    path = os.path.join(SRC, "tests", "vectors", "cpulist.json")
+    return json.load(open(path))["cases"]
+
+
+def test_cpus():
+    for case in vectors():
+        r = run("cpus", case["in"])
+        if case["out"] == "error":
+            check(r.returncode == 1 and json.dumps(case["in"]) in r.stderr,
+                  f"cpus {case['in']!r} refused, quoting it ({r.stderr.strip()})")
+        elif case["out"] == "unset":
+            check(r.returncode == 0 and r.stdout == "\n", f"cpus {case['in']!r} is unset")
+        else:
+            check(r.returncode == 0 and r.stdout == case["out"] + "\n",
+                  f"cpus {case['in']!r} -> {case['out']} (got {r.stdout.strip()!r})")
+    r = run("cpus")
+    check(r.returncode == 2 and "usage" in r.stderr, "cpus without a list is a usage error")
+
+
+def test_schema_pattern():
+    schema = json.load(open(os.path.join(SRC, "spec", "schema", "exec-cpu-affinity.schema.json")))
+    pattern = re.compile(schema["definitions"]["cpuList"]["pattern"])
+    semantic = re.compile(r"runs backwards|names no CPU|above the highest supported id")
+    for case in vectors():
+        matches = pattern.search(case["in"]) is not None
+        if case["out"] != "error":
+            check(matches, f"schema pattern accepts valid {case['in']!r}")
+        elif matches:
+            r = run("cpus", case["in"])
+            check(semantic.search(r.stderr) is not None,
+                  f"{case['in']!r}: the pattern accepts it, the parser refuses it for a "
+                  f"reason no pattern can state ({r.stderr.strip()})")
+
+
+def write_bundle(directory, config):
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "config.json"), "w") as f:
+        f.write(config if isinstance(config, str) else json.dumps(config))
+
+
+def test_explain():
+    with tempfile.TemporaryDirectory() as tmp:
+        bundle = os.path.join(tmp, "b")
+        write_bundle(bundle, {"process": {"args": ["sh"], "cwd": "/"},
+                              "annotations": {"exec-cpu-affinity.execaff.io": "first-core"},
+                              "linux": {"resources": {"cpu": {"cpus": "2-5"}}}})
+        r = run("explain", "--bundle", bundle, "--caller-cpus", "0-1",
+                "--root", os.path.join(SRC, "tests", "fixtures", "nodes", "v2-4cpu"))
+        d = json.loads(r.stdout) if r.returncode == 0 else {}
+        check(r.returncode == 0 and d.get("pinned") is True and d.get("source") == "annotation",
+              f"explain: annotation first-core pins ({r.stdout.strip() or r.stderr.strip()})")
+        # v2-4cpu pairs (0,2)(1,3): CPU 2's sibling 0 is outside 2-5.
+        check(d.get("final") == "2" and d.get("initial") == "0-2",
+              f"explain: final 2, initial 0-2 (got {d.get('final')}, {d.get('initial')})")
+
+        process = os.path.join(tmp, "p.json")
+        with open(process, "w") as f:
+            json.dump({"args": ["true"], "execCPUAffinity": {"final": "4"}}, f)
+        plain = os.path.join(tmp, "plain")
+        write_bundle(plain, {"process": {"args": ["sh"]},
+                             "linux": {"resources": {"cpu": {"cpus": "2-5"}}}})
+        r = run("explain", "--bundle", plain, "--process", process, "--caller-cpus", "0")
+        d = json.loads(r.stdout) if r.returncode == 0 else {}
+        check(d.get("source") == "process" and d.get("final") == "4" and d.get("initial") is None,
+              f"explain: field in the process file ({r.stdout.strip()})")
+
+        r = run("explain", "--bundle", plain, "--caller-cpus", "0")
+        d = json.loads(r.stdout) if r.returncode == 0 else {}
+        check(d.get("pinned") is False and d.get("initial") is None and d.get("final") is None,
+              "explain: nothing opts in -> not pinned, null sets")
+
+        # Bad input: each a clear message and exit 1.
+        cases = [
+            (["--bundle", os.path.join(tmp, "missing")], "missing/config.json"),
+            (["--bundle", plain, "--caller-cpus", "3-1"], "--caller-cpus"),
+            (["--bundle", plain, "--process", os.path.join(tmp, "nope.json")], "nope.json"),
+        ]
+        broken = os.path.join(tmp, "broken")
+        write_bundle(broken, '{"process": {"args": ["sh", ')  # half-written
+        cases.append((["--bundle", broken], "malformed JSON"))
+        wrong = os.path.join(tmp, "wrong")
+        write_bundle(wrong, {"process": {"execCPUAffinity": {"final": 5}}})
+        cases.append((["--bundle", wrong], "process.execCPUAffinity.final"))
+        outside = os.path.join(tmp, "outside")
+        write_bundle(outside, {"annotations": {"exec-cpu-affinity.execaff.io": "9"},
+                               "linux": {"resources": {"cpu": {"cpus": "2-5"}}}})
+        cases.append((["--bundle", outside, "--caller-cpus", "0"],
+                      "is not within the container's cpuset \"2-5\""))
+        for argv, needle in cases:
+            r = run("explain", *argv)
+            check(r.returncode == 1 and needle in r.stderr and r.stdout == "",
+                  f"explain {' '.join(argv[-2:])}: exit 1 naming {needle!r} ({r.stderr.strip()})")
+        r = run("explain", "--bundle", plain, "--frobnicate")
+        check(r.returncode == 2 and "--frobnicate" in r.stderr, "explain: unknown option is usage")
+        r = run("explain")
+        check(r.returncode == 2 and "--bundle" in r.stderr, "explain: --bundle is required")
+
+
+if __name__ == "__main__":
+    EXECAFF = sys.argv[1]
+    test_cpus()
+    test_schema_pattern()
+    test_explain()
+    print(f"{len(failures)} failed" if failures else "all passed")
+    sys.exit(1 if failures else 0)
