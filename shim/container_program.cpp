@@ -47,7 +47,8 @@ std::string path_variable(const std::vector<std::string>& env) {
 }  // namespace
 
 bool program_may_exist(pid_t init_pid, const std::string& program,
-                       const std::vector<std::string>& env, const std::string& cwd) noexcept {
+                       const std::vector<std::string>& env, const std::string& cwd,
+                       PathRules rules) noexcept {
   try {
     if (program.empty()) return true;  // let the runtime say what it says
     const std::string root = "/proc/" + std::to_string(init_pid) + "/root";
@@ -62,21 +63,38 @@ bool program_may_exist(pid_t init_pid, const std::string& program,
         case Lookup::absent: break;
       }
     };
+    const std::string here = cwd.empty() ? "/" : cwd;
+    bool refused = false;
     if (program.find('/') != std::string::npos) {
-      consider(program.front() == '/' ? program : (cwd.empty() ? "/" : cwd) + "/" + program);
+      consider(program.front() == '/' ? program : here + "/" + program);
     } else {
       const std::string path = path_variable(env);
       std::size_t start = 0;
-      while (!found && start <= path.size() && !path.empty()) {
+      while (!found && !refused && start <= path.size() && !path.empty()) {
         const std::size_t colon = std::min(path.find(':', start), path.size());
         std::string dir = path.substr(start, colon - start);
-        if (dir.empty()) dir = cwd.empty() ? "/" : cwd;
-        consider(dir + "/" + program);
         start = colon + 1;
+        if (dir.empty()) {
+          if (rules == PathRules::crun) continue;
+          dir = ".";
+        }
+        if (dir.front() == '/') {
+          consider(dir + "/" + program);
+        } else if (rules == PathRules::crun) {
+          consider(here + "/" + dir + "/" + program);
+        } else {
+          // runc refuses this match (Go's ErrDot): hand the exec over so
+          // that it says so, instead of the trampoline running it.
+          switch (look(root_fd, here + "/" + dir + "/" + program)) {
+            case Lookup::found: refused = true; break;
+            case Lookup::unknown: any_unknown = true; break;
+            case Lookup::absent: break;
+          }
+        }
       }
     }
     ::close(root_fd);
-    return found || any_unknown;
+    return !refused && (found || any_unknown);
   } catch (...) {
     return true;
   }

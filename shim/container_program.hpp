@@ -15,10 +15,20 @@
 
 namespace execaff::shim {
 
-// False only when every candidate is definitely absent (ENOENT/ENOTDIR);
+// How the runtime searches $PATH when the program has no slash.  They
+// differ on elements that are empty or relative (measured with runc 1.1.5
+// and crun 1.8.1, tests/integration/FACTS.md §8):
+//   runc (Go 1.19+ exec.LookPath): an empty element is "."; a match in a
+//     relative element is refused ("cannot run executable found relative
+//     to current directory", exit 255);
+//   crun: an empty element is skipped; a relative one is taken from cwd.
+enum class PathRules { runc, crun };
+
+// False only when every candidate is definitely absent (ENOENT/ENOTDIR),
+// or when the runtime would refuse the match (runc, relative element);
 // any other doubt answers true and lets the trampoline report it.
 [[nodiscard]] bool program_may_exist(pid_t init_pid, const std::string& program,
-                                     const std::vector<std::string>& env,
-                                     const std::string& cwd) noexcept;
+                                     const std::vector<std::string>& env, const std::string& cwd,
+                                     PathRules rules) noexcept;
 
 }  // namespace execaff::shim

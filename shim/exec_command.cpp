@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <optional>
 
 #include "apply.hpp"
 #include "container_program.hpp"
+#include "early_cpuset_join.hpp"
 #include "decide.hpp"
 #include "error.hpp"
 #include "final_trampoline_image.h"
@@ -88,6 +90,17 @@ unsigned preserved_fd_count(const CommandLine& line) {
     throw Error(EINVAL, "--preserve-fds " + quoted(v) + " is not a count of file descriptors");
   }
   return static_cast<unsigned>(n);
+}
+
+// crun's exec adds $LISTEN_FDS to --preserve-fds (socket activation: the
+// caller's fds from 3 on are listening sockets); runc's exec ignores it.
+// The trampoline must come after those too, or it would take a socket's
+// place.  crun reads the variable with a bare strtoll: so does this.
+unsigned listen_fd_count(const ContainerState& state) {
+  const char* value = std::getenv("LISTEN_FDS");
+  if (!state.crun || value == nullptr) return 0;
+  const long long n = std::strtoll(value, nullptr, 10);
+  return n > 0 && n <= 1024 ? static_cast<unsigned>(n) : 0;
 }
 
 std::vector<std::string> with_preserve_fds(const CommandLine& line, std::vector<std::string> argv,
@@ -172,20 +185,26 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
       program = launch.args.empty() ? "" : launch.args.front();
     } else {
       // CLI form: the runtime starts from config.json's process and applies
-      // --env and --cwd on top.
+      // --env and --cwd on top.  runc appends --env to config.json's env;
+      // crun's exec (1.8 at least) replaces the env by the --env values
+      // when there are any, PATH included — so with crun "-e A=b sh" finds
+      // no sh, and the shim must hand that over for crun to report it.
       launch = read_process_launch(*request.config_json, "process", request.config_source);
       program = line.program_index != 0 ? line.argv[line.program_index] : "";
+      if (state->crun && !line.env.empty()) launch.env.clear();
       launch.env.insert(launch.env.end(), line.env.begin(), line.env.end());
       if (line.cwd) launch.cwd = *line.cwd;
     }
     const std::vector<std::string>& env = launch.env;
     const std::string& cwd = launch.cwd;
-    if (program.empty() || !program_may_exist(state->init_pid, program, env, cwd)) {
+    const PathRules rules = state->crun ? PathRules::crun : PathRules::runc;
+    if (program.empty() || !program_may_exist(state->init_pid, program, env, cwd, rules)) {
       log.debug_line("program " + quoted(program) +
                      " is not in the container: the runtime reports it");
       return untouched;
     }
-    const int trampoline = place_trampoline(3 + static_cast<int>(preserved));
+    const int trampoline =
+        place_trampoline(3 + static_cast<int>(preserved + listen_fd_count(*state)));
     const std::vector<std::string> prefix = {fd_path(trampoline), std::to_string(trampoline),
                                              decision.final->format()};
     argv = with_preserve_fds(line, argv, preserved + 1);
@@ -208,6 +227,16 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     }
     log.debug_line("emulated: trampoline at fd " + std::to_string(trampoline) + " sets final " +
                    decision.final->format());
+    const bool early = config.early_cpuset_join == EarlyJoinMode::yes ||
+                       (config.early_cpuset_join == EarlyJoinMode::automatic &&
+                        kernel_resets_affinity_on_join());
+    if (early && decision.initial) {
+      if (const auto cpuset = node.cgroup_cpuset_of_pid(state->init_pid)) {
+        join_cgroup_of(cpuset->file);
+        log.debug_line("joined the container's cpuset early (" + cpuset->file +
+                       "): the kernel resets affinity on a cpuset join before 6.2");
+      }
+    }
   }
   if (decision.initial) {
     // Inherited across execve and fork by the runtime and every helper it

@@ -161,38 +161,53 @@ static const char *getenv_path(char **envp) {
   return 0;
 }
 
+/* strerror for what execve(2) can say, lower-cased as runc prints it. */
+static const char *exec_error(long r) {
+  switch (-r) {
+    case ENOENT: return "\": no such file or directory";
+    case ENOEXEC: return "\": exec format error";
+    case EACCES: return "\": permission denied";
+    case ENOTDIR: return "\": not a directory";
+    case ELOOP: return "\": too many levels of symbolic links";
+    case E2BIG: return "\": argument list too long";
+    case ENAMETOOLONG: return "\": file name too long";
+    default: return "\": exec failed";
+  }
+}
+
 static void run(char **argv, char **envp) {
   const char *name = argv[0];
   const char *path;
   long r;
-  int saw_eacces = 0;
+  long last = -ENOENT;
   if (has_slash(name)) {
     r = raw_syscall3(SYS_execve, (long)name, (long)argv, (long)envp);
-    die(r == -EACCES || r == -ENOEXEC ? 126 : 127, "exec \"", name,
-        r == -ENOENT ? "\": no such file or directory" : "\": cannot execute");
+    die(1, "exec \"", name, exec_error(r));
   }
   path = getenv_path(envp);
   while (path != 0) {
-    /* An empty PATH element means the current directory, as in Go. */
+    /* An empty PATH element is skipped, as crun does.  runc (Go) takes it
+     * as "." but refuses what it finds there; the shim hands such an exec
+     * to runc untouched, so here nothing can be found there anyway. */
     const char *end = path;
     unsigned long dir_len, name_len = length(name), at = 0, i;
     while (*end != '\0' && *end != ':') ++end;
     dir_len = (unsigned long)(end - path);
-    if (dir_len + name_len + 2 <= sizeof path_buffer) {
-      if (dir_len == 0) path_buffer[at++] = '.';
+    if (dir_len > 0 && dir_len + name_len + 2 <= sizeof path_buffer) {
       for (i = 0; i < dir_len; ++i) path_buffer[at++] = path[i];
       path_buffer[at++] = '/';
       for (i = 0; i < name_len; ++i) path_buffer[at++] = name[i];
       path_buffer[at] = '\0';
       r = raw_syscall3(SYS_execve, (long)path_buffer, (long)argv, (long)envp);
-      if (r == -EACCES) saw_eacces = 1;
-      else if (r != -ENOENT && r != -ENOTDIR && r != -ELOOP && r != -ENAMETOOLONG)
-        die(126, "exec \"", path_buffer, "\": cannot execute");
+      /* Like execvp: keep looking past a missing or unreadable candidate,
+       * stop at the first that exists but cannot run. */
+      if (r != -ENOENT && r != -ENOTDIR && r != -EACCES) die(1, "exec \"", path_buffer, exec_error(r));
+      if (r == -EACCES || last != -EACCES) last = r;
     }
     path = *end == ':' ? end + 1 : 0;
   }
-  if (saw_eacces) die(126, "exec \"", name, "\": permission denied");
-  die(127, "exec \"", name, "\": executable file not found in $PATH");
+  if (last == -EACCES) die(1, "exec \"", name, "\": permission denied");
+  die(1, "exec \"", name, "\": executable file not found in $PATH");
 }
 
 static unsigned long parse_fd(const char *s) {

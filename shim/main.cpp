@@ -33,28 +33,26 @@ constexpr int kExitFailure = 1;
   ::_exit(code == ENOENT ? 127 : 126);
 }
 
-// Before a runtime is known there is no log format to honour: stderr only.
-[[noreturn]] void fail_early(const std::string& message) {
-  std::fprintf(stderr, "execaff-shim: %s\n", message.c_str());
-  ::_exit(kExitFailure);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace execaff::shim;
   ShimConfig config;
-  CommandLine line;
   RuntimeLog log;
+  // The command line first (it never refuses): its --log and --log-format
+  // say where errors go, and a config error must go there too — podman and
+  // conmon report the runtime's log file, not its stderr.
+  const CommandLine line = parse_command_line(argc, argv);
+  log.file = line.log;
+  log.format = line.log_format;
+  log.debug = line.debug;
   try {
     config = load_shim_config();
     refuse_self_as_runtime(config.runtime);
-    line = parse_command_line(argc, argv);
   } catch (const std::exception& e) {
-    fail_early(e.what());
+    log.error(e.what());
+    return kExitFailure;
   }
-  log.file = line.log;
-  log.format = line.log_format;
   log.debug = line.debug || config.debug;
 
   if (line.command != "exec" || line.container_id.empty()) {

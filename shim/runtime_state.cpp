@@ -50,6 +50,7 @@ ContainerState read_crun_state(const std::string& dir, const std::string& file) 
   const YajlTree tree = parse_json_object(read_document_file(file), "runtime state " + quoted(file));
   ContainerState state;
   state.state_file = file;
+  state.crun = true;
   state.init_pid = pid_member(tree.get(), "pid", file);
   // crun keeps its own copy of config.json: the one the container really
   // runs with, even when the bundle's file was edited since.

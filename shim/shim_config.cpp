@@ -82,6 +82,16 @@ void apply_file(ShimConfig& config, const std::string& path) {
         throw Error(EINVAL, source + ": \"on_failure\" must be \"fail\" or \"run-unpinned\", not " +
                                 quoted(v));
       }
+    } else if (key == "early_cpuset_join") {
+      if (YAJL_IS_TRUE(value)) {
+        config.early_cpuset_join = EarlyJoinMode::yes;
+      } else if (YAJL_IS_FALSE(value)) {
+        config.early_cpuset_join = EarlyJoinMode::no;
+      } else if (YAJL_IS_STRING(value) && std::string(YAJL_GET_STRING(value)) == "auto") {
+        config.early_cpuset_join = EarlyJoinMode::automatic;
+      } else {
+        throw Error(EINVAL, source + ": \"early_cpuset_join\" must be true, false or \"auto\"");
+      }
     } else if (key == "debug") {
       if (!YAJL_IS_TRUE(value) && !YAJL_IS_FALSE(value)) {
         throw Error(EINVAL, source + ": \"debug\" must be true or false");

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cpu_set.hpp"
+#include "early_cpuset_join.hpp"
 
 namespace execaff::shim {
 
@@ -25,6 +26,9 @@ struct ShimConfig {
   std::optional<CpuSet> housekeeping_cpus;
   OnFailure on_failure = OnFailure::fail;
   bool debug = false;
+  // Pre-6.2 kernels: join the container's cpuset before the runtime does
+  // (early_cpuset_join.hpp).  "auto" decides by the kernel's version.
+  EarlyJoinMode early_cpuset_join = EarlyJoinMode::automatic;
   std::string path;                          // "" when no file was read
 };
 

@@ -1,0 +1,338 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Helpers shared by the execaff-shim integration tests (stdlib only).
+
+* ``shim_path()`` / ``cli_path()``: the binaries under test, from
+  ``EXECAFF_SHIM`` / ``EXECAFF_CLI`` (set by meson) or the default build dir;
+  the test is skipped (77) when they are not built.
+* ``runtimes()``: the runtimes named on the command line (default: runc and
+  crun) that are installed; skips when none is.
+* ``Checks``: one printed line per sub-case, failures collected, exit code.
+* ``shim_env()``: the environment for one shim call, isolated from a host
+  ``/etc/execaff/shim.json``.
+* ``write_config()``: a root-owned 0600 shim config in a temp dir.
+* ``Snapshot``: directory listings before/after, to prove that a call left
+  nothing behind.
+"""
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True      # keep the source tree clean
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import fixture  # noqa: E402
+
+# meson sets MALLOC_PERTURB_ for every test to shake out our own heap bugs;
+# inherited by the runtimes it makes crun 1.8.1 die of SIGSEGV after an
+# `exec --cap ...` (with and without the shim).  These tests are about the
+# runtimes' real behaviour (FACTS.md was measured without it).
+os.environ.pop("MALLOC_PERTURB_", None)
+
+BUILD_DIR = os.path.join(HERE, "..", "..", "build")
+ANNOTATION = "exec-cpu-affinity.execaff.io"
+OPENSHIFT_ANNOTATION = "performance.openshift.io/exec-cpu-affinity"
+DEFAULT_CONFIG = "/etc/execaff/shim.json"
+
+
+def _binary(env_name, default_rel):
+    path = os.environ.get(env_name) or os.path.normpath(
+        os.path.join(BUILD_DIR, default_rel))
+    if not os.access(path, os.X_OK):
+        fixture.skip("%s not built (%s); run ninja -C build or set %s" % (
+            os.path.basename(path), path, env_name))
+    return os.path.abspath(path)
+
+
+def shim_path():
+    return _binary("EXECAFF_SHIM", "shim/execaff-shim")
+
+
+def cli_path():
+    return _binary("EXECAFF_CLI", "cli/execaff")
+
+
+def runtimes(argv=None):
+    """[(name, path)] of the wanted runtimes that are installed.
+
+    Wanted: argv[1:] or runc and crun.  A wanted runtime that is missing is
+    reported; when none is left the test is skipped.
+    """
+    wanted = (argv if argv is not None else sys.argv)[1:] or ["runc", "crun"]
+    found = []
+    for name in wanted:
+        path = fixture.find_runtime(name)
+        if path is None:
+            print("SKIP %s: runtime not installed" % name, flush=True)
+        else:
+            found.append((os.path.basename(path), os.path.realpath(path)))
+    if not found:
+        fixture.skip("none of %s installed" % ", ".join(wanted))
+    return found
+
+
+def common_setup(min_cpus=2):
+    """Root, busybox, enough CPUs, a prepared host; skips (77) otherwise."""
+    fixture.require_root()
+    fixture.require_busybox()
+    if (os.cpu_count() or 1) < min_cpus:
+        fixture.skip("needs at least %d CPUs" % min_cpus)
+    if not fixture.prepare_host():
+        print("FAIL: prepare-host.sh failed", file=sys.stderr)
+        sys.exit(1)
+
+
+# ------------------------------------------------------------- reporting
+
+class Checks:
+    """Collects sub-case results; prints one line per sub-case."""
+
+    def __init__(self, prefix=""):
+        self.prefix = prefix
+        self.failures = []
+        self.passed = 0
+
+    def check(self, name, ok, detail=""):
+        label = "%s%s" % (self.prefix, name)
+        if ok:
+            self.passed += 1
+            print("ok   %s" % label, flush=True)
+        else:
+            self.failures.append(label)
+            print("FAIL %s%s" % (label, ("\n     " + str(detail).replace(
+                "\n", "\n     ")) if detail else ""), flush=True)
+        return ok
+
+    def eq(self, name, got, want, detail=""):
+        ok = got == want
+        extra = "" if ok else "got  %r\nwant %r%s" % (
+            got, want, ("\n" + str(detail)) if detail else "")
+        return self.check(name, ok, extra)
+
+    def contains(self, name, text, needle, detail=""):
+        ok = text is not None and needle in text
+        extra = "" if ok else "%r not in %r%s" % (
+            needle, text, ("\n" + str(detail)) if detail else "")
+        return self.check(name, ok, extra)
+
+    def error(self, name, exc):
+        """A sub-case that could not run at all counts as failed."""
+        import traceback
+        return self.check(name, False, "".join(
+            traceback.format_exception(type(exc), exc, exc.__traceback__)))
+
+    def finish(self):
+        total = self.passed + len(self.failures)
+        if self.failures:
+            print("\n%d of %d sub-cases FAILED:" % (len(self.failures), total))
+            for f in self.failures:
+                print("  %s" % f)
+            return 1
+        print("\nall %d sub-cases passed" % total)
+        return 0
+
+
+# ------------------------------------------------------------ environment
+
+_isolation_dir = None
+
+
+def _isolation_config():
+    """An empty config for when the host has /etc/execaff/shim.json.
+
+    The tests must not depend on (or be changed by) a host-wide config.
+    """
+    global _isolation_dir
+    if _isolation_dir is None:
+        _isolation_dir = workdir("execaff-shimcfg-")
+    path = os.path.join(_isolation_dir, "empty.json")
+    if not os.path.exists(path):
+        write_config(path, {})
+    return path
+
+
+def shim_env(runtime=None, config=None, **extra):
+    """os.environ with EXECAFF_RUNTIME / EXECAFF_CONFIG as asked.
+
+    runtime=None leaves EXECAFF_RUNTIME unset; config=None leaves
+    EXECAFF_CONFIG unset unless the host has a default config, which is
+    then masked by an empty one.  extra: more variables (value None unsets).
+    """
+    env = dict(os.environ)
+    for k in ("EXECAFF_RUNTIME", "EXECAFF_CONFIG"):
+        env.pop(k, None)
+    if runtime is not None:
+        env["EXECAFF_RUNTIME"] = runtime
+    if config is not None:
+        env["EXECAFF_CONFIG"] = config
+    elif os.path.lexists(DEFAULT_CONFIG):
+        env["EXECAFF_CONFIG"] = _isolation_config()
+    for k, v in extra.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return env
+
+
+def write_config(path, obj_or_text, mode=0o600, uid=0):
+    """Write a shim config (dict -> JSON, str -> as is) owned by uid."""
+    text = obj_or_text if isinstance(obj_or_text, str) else json.dumps(obj_or_text)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chown(path, uid, -1)
+    os.chmod(path, mode)
+    return path
+
+
+def write_script(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o755)
+    return path
+
+
+class _TempDir:
+    def __init__(self, prefix):
+        self.path = tempfile.mkdtemp(prefix=prefix)
+        fixture._register(self)       # removed on exit and on SIGTERM/INT/HUP
+
+    def cleanup(self):
+        fixture._unregister(self)
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def workdir(prefix):
+    """A temp dir removed at exit, also when the test is killed by a
+    signal (fixture's cleanup registry); returns its path."""
+    return _TempDir(prefix).path
+
+
+# ------------------------------------------------------------- cpu lists
+
+def parse_cpus(text):
+    cpus = set()
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def format_cpus(cpus):
+    out, run = [], []
+    for c in sorted(cpus):
+        if run and c == run[-1] + 1:
+            run.append(c)
+            continue
+        if run:
+            out.append(str(run[0]) if len(run) == 1 else "%d-%d" % (run[0], run[-1]))
+        run = [c]
+    if run:
+        out.append(str(run[0]) if len(run) == 1 else "%d-%d" % (run[0], run[-1]))
+    return ",".join(out)
+
+
+def allowed_lists(text):
+    """Every Cpus_allowed_list value in a text, in order."""
+    return re.findall(r"Cpus_allowed_list:\s*(\S+)", text or "")
+
+
+# --------------------------------------------------------------- listings
+
+def _walk(top):
+    out = set()
+    if not os.path.isdir(top):
+        return out
+    for dirpath, dirnames, filenames in os.walk(top):
+        for n in dirnames + filenames:
+            out.add(os.path.relpath(os.path.join(dirpath, n), top))
+    return out
+
+
+class Snapshot:
+    """Listings of some directories, to tell what a call left behind.
+
+    Private trees (the given ones: a container's state dir, the test's work
+    dir) are compared strictly.  The shared dirs (/tmp, /dev/shm and the
+    default runtime roots) see other processes' activity too — a compiler's
+    temp files, another test — so there only entries that are new and still
+    there a moment later count, and removals are not judged at all.
+    """
+
+    SHARED = ("/tmp", "/dev/shm", "/run/runc", "/run/crun")
+
+    def __init__(self, *trees):
+        self.trees = [t for t in trees if t]
+        self.data = self._take()
+
+    def _take(self):
+        data = {}
+        for d in self.SHARED:
+            try:
+                data[d] = set(os.listdir(d))
+            except OSError:
+                data[d] = set()
+        for t in self.trees:
+            data[t] = _walk(t)
+        return data
+
+    def diff(self, ignore=(), settle=1.5):
+        """'' when nothing was left behind, else a description."""
+        import time
+        now = self._take()
+        lines, shared_new = [], {}
+        for d in self.data:
+            new = sorted(p for p in now[d] - self.data[d]
+                         if os.path.join(d, p) not in ignore)
+            if d in self.SHARED:
+                if new:
+                    shared_new[d] = new
+                continue
+            gone = sorted(self.data[d] - now[d])
+            if new:
+                lines.append("new in %s: %s" % (d, new))
+            if gone:
+                lines.append("removed from %s: %s" % (d, gone))
+        # What the call left behind stays; another process's temp files (a
+        # compiler's, say) go away soon: wait up to `settle` seconds.
+        deadline = time.monotonic() + settle
+        while shared_new:
+            shared_new = {d: kept for d, kept in (
+                (d, [p for p in new if os.path.lexists(os.path.join(d, p))])
+                for d, new in shared_new.items()) if kept}
+            if not shared_new or time.monotonic() >= deadline:
+                break
+            time.sleep(0.1)
+        for d, kept in shared_new.items():
+            lines.append("new in %s: %s" % (d, kept))
+        return "\n".join(lines)
+
+    def shared_only(self, text):
+        """True when every line of a diff() is about a shared dir."""
+        return bool(text) and all(
+            any(ln.startswith("new in %s:" % d) for d in self.SHARED)
+            for ln in text.splitlines())
+
+
+# ------------------------------------------------------------ normalising
+
+_TIME_RE = re.compile(r'time="[^"]*"')
+_JSON_TIME_RE = re.compile(r'"time":"[^"]*"')
+
+
+def normalise(text, replacements=()):
+    """Replace volatile parts (timestamps, ids, paths) by placeholders."""
+    if text is None:
+        return None
+    for old, new in replacements:
+        if old:
+            text = text.replace(old, new)
+    text = _TIME_RE.sub('time="T"', text)
+    text = _JSON_TIME_RE.sub('"time":"T"', text)
+    return text
