@@ -27,14 +27,18 @@ step() {
   fi
 }
 
-configure() {  # configure DIR [meson options...]
-  local dir=$1
+configure() {  # configure DIR [meson options...]; meson's output only on failure
+  local dir=$1 log
   shift
-  if [ -f "$dir/build.ninja" ]; then
-    meson setup --reconfigure "$dir" "$@" >/dev/null
-  else
-    meson setup "$dir" "$@" >/dev/null
+  log=$(mktemp)
+  local action=(setup)
+  [ -f "$dir/build.ninja" ] && action=(setup --reconfigure)
+  if ! meson "${action[@]}" "$dir" "$@" >"$log" 2>&1; then
+    tail -n 20 "$log"
+    rm -f "$log"
+    return 1
   fi
+  rm -f "$log"
 }
 
 step build configure build
