@@ -1,0 +1,626 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""process.execCPUAffinity in the forked crun (crun 1.8.1 + contrib/crun/*.patch).
+
+Runs real busybox containers (tests/integration/fixture.py) and checks the
+Cpus_allowed_list of the exec'd process and of a child it forks:
+
+* the field in the exec process file (initial only, final only, both), the
+  container's config.json as the fallback (process file and CLI form), the
+  pod annotation's policy, malformed or refused lists (the exec fails with a
+  crun-format message and runs nothing);
+* with no field and no annotation the exec is unpatched crun's: the same
+  state-changing syscalls (strace) as stock crun, the process file untouched;
+* on cgroup v2 (a private mount namespace with cgroup2 at /sys/fs/cgroup):
+  CLONE_INTO_CGROUP unless `initial` is set;
+* execaff-shim over the fork takes the native path and gives what the
+  emulated path over stock crun gives;
+* the build marks itself (+EXECAFF, ELF note) and its libraries resolve for
+  the VM initramfs.
+
+Usage: test_exec_affinity.py [--crun PATCHED] [--stock STOCK] [--shim SHIM]
+                             [--only SUBSTRING]...
+Defaults: $EXECAFF_CRUN, $EXECAFF_STOCK_CRUN, $EXECAFF_SHIM, else the
+build-crun.sh / ci.sh locations under /var/tmp/execaff-crun.  Prints one
+line per case and "N passed, N failed, N skipped"; exits 1 on a failure,
+77 when the machine cannot run the tests at all (not root, < 2 CPUs).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+import fixture  # noqa: E402
+
+WORK = "/var/tmp/execaff-crun"
+ANNOTATION = "exec-cpu-affinity.execaff.io"
+OPENSHIFT_ANNOTATION = "performance.openshift.io/exec-cpu-affinity"
+
+# The exec'd shell reports itself ($$, read by a forked grep) and a child
+# (grep's own /proc/self); the trailing `true` keeps ash from exec'ing the
+# last command in place of the shell.
+PROBE = ["sh", "-c", "grep Cpus_allowed_list /proc/$$/status; "
+         "grep Cpus_allowed_list /proc/self/status; true"]
+
+
+# ------------------------------------------------------------ reporting
+
+class Report:
+    def __init__(self, only):
+        self.only = only
+        self.passed = self.failed = self.skipped = 0
+        self.failures = []
+
+    def wanted(self, name):
+        return not self.only or any(o in name for o in self.only)
+
+    def ok(self, name, cond, detail=""):
+        if cond:
+            self.passed += 1
+            print("ok   %s" % name, flush=True)
+        else:
+            self.failed += 1
+            self.failures.append(name)
+            print("FAIL %s%s" % (name, ("\n     " + str(detail).replace("\n", "\n     "))
+                                 if detail else ""), flush=True)
+        return cond
+
+    def skip(self, name, why):
+        self.skipped += 1
+        print("SKIP %s  # %s" % (name, why), flush=True)
+
+    def error(self, name, exc):
+        import traceback
+        self.ok(name, False, "".join(traceback.format_exception(type(exc), exc,
+                                                                exc.__traceback__)))
+
+    def summary(self):
+        if self.failures:
+            print("\nfailed: %s" % ", ".join(self.failures))
+        print("%d passed, %d failed, %d skipped" % (self.passed, self.failed, self.skipped))
+        return 1 if self.failed else 0
+
+
+# ------------------------------------------------------------ helpers
+
+def cpus_text(cpus):
+    """cpuset list form of a set of CPU ids."""
+    out, run = [], []
+    for c in sorted(cpus):
+        if run and c == run[-1] + 1:
+            run.append(c)
+            continue
+        if run:
+            out.append(str(run[0]) if len(run) == 1 else "%d-%d" % (run[0], run[-1]))
+        run = [c]
+    if run:
+        out.append(str(run[0]) if len(run) == 1 else "%d-%d" % (run[0], run[-1]))
+    return ",".join(out)
+
+
+def probe_lists(result):
+    """[exec'd process, child] Cpus_allowed_list values from PROBE's output."""
+    return re.findall(r"Cpus_allowed_list:\s*(\S+)", result.stdout or "")
+
+
+def kernel_keeps_requested_mask():
+    """Linux >= 6.2 remembers the mask asked for with sched_setaffinity
+    (user_cpus_ptr, commits 8f9ea86fdf99 and da019032819a) and applies
+    `cpuset & requested` when a cpuset cgroup attach sets the mask, falling
+    back to the cpuset only when that is empty; older kernels overwrite
+    the mask with the cpuset."""
+    m = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    return bool(m) and (int(m.group(1)), int(m.group(2))) >= (6, 2)
+
+
+def last_line(text):
+    lines = [l for l in (text or "").splitlines() if l.strip()]
+    return lines[-1] if lines else ""
+
+
+CRUN_ERROR = re.compile(r"^exec CPU affinity: .+: Invalid argument$")
+
+
+# ------------------------------------------------------------ the cases
+
+class Cases:
+    def __init__(self, report, crun, stock, shim):
+        self.r = report
+        self.crun = crun
+        self.stock = stock
+        self.shim = shim
+        allowed = sorted(os.sched_getaffinity(0))
+        self.c0, self.c1 = allowed[0], allowed[1]
+        # The container's cpuset: two CPUs, "0-1" on the 2-CPU CI machine.
+        self.cpuset = cpus_text({self.c0, self.c1})
+        self.both = self.cpuset
+        # A CPU outside that cpuset ("5" on the CI machine and in the VM).
+        self.outside = next(c for c in (5, 7, 9, 63, 1023) if c not in (self.c0, self.c1))
+
+    def case(self, name, fn, *args):
+        if not self.r.wanted(name):
+            return
+        try:
+            fn(name, *args)
+        except Exception as e:      # a case that cannot run counts as failed
+            self.r.error(name, e)
+
+    # -- one exec, one expectation
+    def expect(self, name, result, want, detail=""):
+        got = probe_lists(result)
+        self.r.ok(name, result.returncode == 0 and got == [want, want],
+                  "want exec'd and child on %s, got %s\n%s%s" % (
+                      want, got, result, ("\n" + detail) if detail else ""))
+
+    def probe_process(self, c, field=None, args=PROBE):
+        p = c.process_json(list(args))
+        if field is not None:
+            p["execCPUAffinity"] = field
+        return p
+
+    # -- the build
+    def build_marks(self, name):
+        v = fixture.run([self.crun, "--version"]).stdout
+        s = fixture.run([self.stock, "--version"]).stdout if self.stock else ""
+        self.r.ok(name + "/version-token", "+EXECAFF" in v.splitlines()[-1], v)
+        if self.stock:
+            self.r.ok(name + "/stock-has-no-token", "+EXECAFF" not in s, s)
+        readelf = shutil.which("readelf")
+        if not readelf:
+            self.r.skip(name + "/elf-note", "readelf not installed (binutils)")
+            return
+        notes = fixture.run([readelf, "-n", "-W", self.crun]).stdout
+        m = re.search(r"\bexecaff\s+0x0*12\b[^\n]*?\n?[^\n]*?description data: "
+                      r"((?:[0-9a-f]{2} ?)+)", notes)
+        desc = bytes.fromhex(m.group(1).replace(" ", "")) if m else b""
+        self.r.ok(name + "/elf-note", desc == b"exec-cpu-affinity\0", notes)
+        # The shim reads PT_NOTE segments, not sections: the note's section
+        # must be mapped to a NOTE program header.
+        seg = fixture.run([readelf, "-l", "-W", self.crun]).stdout
+        types = re.findall(r"^\s{2}([A-Z_]+)\s+0x", seg.split("Section to Segment")[0], re.M)
+        mapped = [int(m.group(1)) for m in re.finditer(r"^\s*(\d+)\s+(.*)$", seg.split(
+            "Section to Segment")[-1], re.M) if ".note.execaff" in m.group(2).split()]
+        self.r.ok(name + "/in-PT_NOTE", any(types[i] == "NOTE" for i in mapped),
+                  "segments %s; .note.execaff in %s\n%s" % (types, mapped, seg))
+
+    def libraries(self, name):
+        ldd = fixture.run(["ldd", self.crun])
+        # libstdc++ is listed only when libexecaff.so.1 links it dynamically
+        # (ci.sh's build links it statically into the library: see DESIGN.md).
+        self.r.ok(name + "/ldd-resolves", ldd.returncode == 0 and "not found" not in ldd.stdout
+                  and "libexecaff.so.1 =>" in ldd.stdout, ldd)
+        script = os.path.join(REPO, "tests", "vm", "build-initramfs.sh")
+        if not (os.access(script, os.X_OK) and shutil.which("cpio")):
+            self.r.skip(name + "/vm-initramfs", "tests/vm/build-initramfs.sh or cpio missing")
+            return
+        tmp = tempfile.mkdtemp(prefix="execaff-initramfs-", dir=WORK if os.path.isdir(WORK) else None)
+        try:
+            out = os.path.join(tmp, "initramfs.cpio.gz")
+            b = fixture.run(["bash", script, out, "--add", self.crun + ":/usr/local/bin/crun-execaff"],
+                            timeout=120)
+            listing = ""
+            if b.returncode == 0:
+                listing = subprocess.run("gzip -dc %s | cpio -it --quiet" % out, shell=True,
+                                         capture_output=True, text=True).stdout
+            # Copied to the path ldd resolves it to, so crun's RPATH finds it.
+            libexecaff = re.search(r"libexecaff\.so\.1 => (\S+)",
+                                   fixture.run(["ldd", self.crun]).stdout).group(1)
+            self.r.ok(name + "/vm-initramfs", b.returncode == 0 and
+                      "usr/local/bin/crun-execaff" in listing and
+                      libexecaff.lstrip("/") in listing and
+                      ("libstdc++.so.6" in listing or "libstdc++" not in ldd.stdout),
+                      "%s\nlisting has crun-execaff: %s, %s: %s" % (
+                          b, "usr/local/bin/crun-execaff" in listing, libexecaff,
+                          libexecaff.lstrip("/") in listing))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    # -- the field in the exec process file
+    def process_field(self, prefix):
+        with fixture.Container(self.crun, cpus=self.cpuset) as c:
+            self.case(prefix + "none", self.none, c)
+            self.case(prefix + "empty-lists", lambda n: self.expect(
+                n, c.exec_process(self.probe_process(c, {"initial": "", "final": ""})), self.both))
+            # initial only.  The kernel alone would give different answers:
+            # before 6.2 the cpuset attach overwrites the mask with the
+            # cpuset (0-1); since 6.2 (user_cpus_ptr, commits 8f9ea86fdf99
+            # and da019032819a) it keeps cpuset & initial (1).  config.md
+            # says an omitted final means "the container's default CPU
+            # affinity, as defined by cpu.cpus", so libexecaff decides
+            # final = the cpuset (decision table R21/R22, as runc >= 1.2's
+            # tryResetCPUAffinity) and the answer is 0-1 on every kernel.
+            self.case(prefix + "initial-only", lambda n: self.expect(
+                n, c.exec_process(self.probe_process(c, {"initial": str(self.c1)})), self.both,
+                "kernel %s (%s)" % (os.uname().release, "keeps cpuset & initial on a join"
+                                    if kernel_keeps_requested_mask() else "resets on a join")))
+            self.case(prefix + "final-only", lambda n: self.expect(
+                n, c.exec_process(self.probe_process(c, {"final": str(self.c1)})), str(self.c1)))
+            self.case(prefix + "initial-and-final", lambda n: self.expect(
+                n, c.exec_process(self.probe_process(
+                    c, {"initial": str(self.c0), "final": str(self.c1)})), str(self.c1)))
+            self.case(prefix + "order-initial-move-final-release", self.order, c)
+            # CRI-O's infra_ctr_cpuset runs the runtime pinned (taskset).
+            # initial wholly outside crun's own CPUs would fail with EINVAL
+            # (crun#1915); libexecaff widens it with the housekeeping CPUs
+            # (decision table R21), and final still decides.
+            self.case(prefix + "caller-pinned-initial-outside", lambda n: self.expect(
+                n, c.exec_process(self.probe_process(c, {"initial": str(self.c1),
+                                                         "final": str(self.c1)}),
+                                  preexec_fn=lambda: os.sched_setaffinity(0, {self.c0})),
+                str(self.c1)))
+            self.case(prefix + "cli-form-unpinned", lambda n: self.expect(
+                n, c.exec(PROBE), self.both))
+            self.case(prefix + "detach-pid-file", self.detached, c)
+            for label, field, needle in (
+                    ("bad-initial-a", {"initial": "a"}, 'process.execCPUAffinity.initial: invalid CPU list "a"'),
+                    ("bad-final-backwards", {"final": "3-1"}, 'process.execCPUAffinity.final: invalid CPU list "3-1"'),
+                    ("bad-final-outside", {"final": str(self.outside)},
+                     'final affinity "%d" is not within the container\'s cpuset "%s"' % (
+                         self.outside, self.cpuset))):
+                self.case(prefix + label, self.refused, c, field, needle)
+        if self.stock:
+            self.case(prefix + "none-syscalls-as-stock", self.same_syscalls)
+
+    def none(self, name, c):
+        path = c.write_process(self.probe_process(c))
+        with open(path, "rb") as f:
+            before = f.read()
+        st = os.stat(path)
+        self.expect(name, c.exec_process(path), self.both)
+        with open(path, "rb") as f:
+            after = f.read()
+        self.r.ok(name + "/process-file-unchanged",
+                  after == before and os.stat(path).st_mtime_ns == st.st_mtime_ns)
+
+    def order(self, name, c):
+        """strace -y: initial is set on the blocked grandchild before any
+        cgroup.procs write moves it, final after the last one and before the
+        parent's release write on the sync socket, which precedes execve."""
+        if not shutil.which("strace"):
+            self.r.skip(name, "strace not installed")
+            return
+        p = self.probe_process(c, {"initial": str(self.c0), "final": str(self.c1)}, args=["true"])
+        path = c.write_process(p)
+        out = os.path.join(c._tmp, "order.txt")
+        r = fixture.run(["strace", "-f", "-qq", "-y", "-o", out, "-e",
+                         "trace=sched_setaffinity,write,execve", self.crun, "--root", c.root,
+                         "exec", "--process", path, c.id])
+        with open(out) as f:
+            trace = f.read()
+        ok, why = check_order(trace, str(self.c0), str(self.c1))
+        self.r.ok(name, r.returncode == 0 and ok, "%s\n%s\n%s" % (why, r, trace))
+
+    def detached(self, name, c):
+        # conmon's form: exec --pid-file P --process F --detach ID
+        pid_file = os.path.join(c._tmp, "exec.pid")
+        p = self.probe_process(c, {"initial": str(self.c0), "final": str(self.c1)},
+                               args=["sleep", "30"])
+        r = c.exec_process(p, exec_args=["--detach", "--pid-file", pid_file])
+        got = None
+        if r.returncode == 0:
+            with open(pid_file) as f:
+                pid = int(f.read().strip())
+            with open("/proc/%d/status" % pid) as f:
+                got = fixture.status_field(f.read(), "Cpus_allowed_list")
+            os.kill(pid, 9)
+        self.r.ok(name, got == str(self.c1), "got %r\n%s" % (got, r))
+
+    def refused(self, name, c, field, needle):
+        marker = "/tmp/ran-%s" % re.sub(r"\W", "-", name)
+        r = c.exec_process(self.probe_process(c, field, args=["touch", marker]))
+        err = last_line(r.stderr)
+        ran = c.exec(["test", "-e", marker]).returncode == 0
+        self.r.ok(name, r.returncode != 0 and CRUN_ERROR.match(err) is not None and needle in err
+                  and not ran, "ran=%s, want a crun error naming %r\n%s" % (ran, needle, r))
+
+    def same_syscalls(self, name):
+        """With no field, the state-changing syscalls of an exec are those of
+        stock crun: no sched_{get,set}affinity, the same clone/clone3 flags,
+        setns, mounts, writes (pid bytes and temp names normalized)."""
+        if not shutil.which("strace"):
+            self.r.skip(name, "strace not installed")
+            return
+        traces = {}
+        for label, rt in (("stock", self.stock), ("patched", self.crun)):
+            with fixture.Container(rt, cpus=self.cpuset) as c:
+                path = c.write_process(c.process_json(["true"]))
+                out = os.path.join(c._tmp, "strace.txt")
+                r = fixture.run(["strace", "-f", "-qq", "-s", "256", "-o", out, "-e",
+                                 "trace=clone,clone3,fork,vfork,execve,sched_setaffinity,"
+                                 "sched_getaffinity,setns,unshare,mount,umount2,write,prctl,"
+                                 "setsid,kill,sched_setscheduler,setpriority,ioprio_set",
+                                 rt, "--root", c.root, "exec", "--process", path, c.id])
+                if r.returncode != 0:
+                    self.r.ok(name, False, r)
+                    return
+                with open(out) as f:
+                    traces[label] = normalize_strace(f.read(), {rt: "CRUN", c.root: "ROOT",
+                                                                c.id: "ID", path: "PROCESS"})
+        import difflib
+        diff = "\n".join(difflib.unified_diff(traces["stock"], traces["patched"], "stock",
+                                              "patched", lineterm=""))
+        affinity = [l for l in traces["patched"] if "affinity" in l]
+        self.r.ok(name, not diff and not affinity and len(traces["stock"]) > 10, diff)
+
+    # -- config.json's process.execCPUAffinity: the default of execs without one
+    def config_field(self, prefix):
+        c = fixture.Container(self.crun, cpus=self.cpuset, start=False)
+        with c:
+            c.bundle.config["process"]["execCPUAffinity"] = {"final": str(self.c1)}
+            c.bundle.write_config()
+            c.create()
+            c.start()
+            self.case(prefix + "process-file-without-field", lambda n: self.expect(
+                n, c.exec_process(self.probe_process(c)), str(self.c1)))
+            self.case(prefix + "cli-form", lambda n: self.expect(
+                n, c.exec(PROBE), str(self.c1)))
+            # runc's rule: the exec's own field wins (decision table R25).
+            self.case(prefix + "process-field-wins", lambda n: self.expect(
+                n, c.exec_process(self.probe_process(c, {"final": str(self.c0)})), str(self.c0)))
+
+    # -- the pod annotation
+    def annotation(self, prefix):
+        with fixture.Container(self.crun, cpus=self.cpuset, annotations={ANNOTATION: "first"}) as c:
+            # "first": the lowest CPU of the container's cpuset.
+            self.case(prefix + "first", lambda n: self.expect(
+                n, c.exec_process(self.probe_process(c)), str(self.c0)))
+            self.case(prefix + "first-cli-form", lambda n: self.expect(
+                n, c.exec(PROBE), str(self.c0)))
+            # crun pinned elsewhere (CRI-O's infra_ctr_cpuset): same answer.
+            self.case(prefix + "first-caller-pinned", lambda n: self.expect(
+                n, c.exec_process(self.probe_process(c),
+                                  preexec_fn=lambda: os.sched_setaffinity(0, {self.c1})),
+                str(self.c0)))
+            # CRI-O 1.34 writes initial only; the policy overrides it (R13).
+            self.case(prefix + "first-over-crio-initial", lambda n: self.expect(
+                n, c.exec_process(self.probe_process(c, {"initial": str(self.c1)})), str(self.c0)))
+        with fixture.Container(self.crun, cpus=self.cpuset,
+                               annotations={OPENSHIFT_ANNOTATION: "disable"}) as c:
+            # An opt-out turns the policy off, not a field (R5).
+            self.case(prefix + "openshift-disable-keeps-field", lambda n: self.expect(
+                n, c.exec_process(self.probe_process(c, {"final": str(self.c1)})), str(self.c1)))
+            self.case(prefix + "openshift-disable-unpinned", lambda n: self.expect(
+                n, c.exec_process(self.probe_process(c)), self.both))
+        with fixture.Container(self.crun, cpus=self.cpuset, annotations={ANNOTATION: "firstt"}) as c:
+            self.case(prefix + "bad-annotation", self.refused, c, None,
+                      '%s "firstt": expected "first", "first-core", "disable" or a CPU list'
+                      % ANNOTATION)
+
+    # -- execaff-shim: native over the fork, emulated over stock
+    def shim_paths(self, prefix):
+        if not self.shim or not os.access(self.shim, os.X_OK):
+            self.r.skip(prefix + "*", "execaff-shim not built (%s)" % self.shim)
+            return
+        if not self.stock:
+            self.r.skip(prefix + "*", "no stock crun to compare with")
+            return
+        cases = (
+            ("field-initial-final", {}, {"initial": str(self.c0), "final": str(self.c1)}, str(self.c1)),
+            ("field-final", {}, {"final": str(self.c1)}, str(self.c1)),
+            ("annotation-first", {ANNOTATION: "first"}, None, str(self.c0)),
+        )
+        env = dict(os.environ)
+        env.pop("EXECAFF_CONFIG", None)
+        empty = None
+        if os.path.lexists("/etc/execaff/shim.json"):
+            # Keep a host-wide shim config out of the comparison.
+            empty = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+            empty.write("{}")
+            empty.close()
+            env["EXECAFF_CONFIG"] = empty.name
+        try:
+            for label, annotations, field, want in cases:
+                name = prefix + label
+                if not self.r.wanted(name):
+                    continue
+                got = {}
+                try:
+                    for kind, rt, mark in (("native", self.crun, "native: %s applies the field itself"),
+                                           ("emulated", self.stock, "emulated: trampoline")):
+                        with fixture.Container(rt, cpus=self.cpuset, annotations=annotations) as c:
+                            path = c.write_process(self.probe_process(c, field))
+                            r = fixture.run([self.shim, "--debug", "--root", c.root, "exec",
+                                             "--process", path, c.id],
+                                            env=dict(env, EXECAFF_RUNTIME=rt))
+                            mark = mark % rt if "%s" in mark else mark
+                            self.r.ok("%s/%s-path" % (name, kind), mark in r.stderr, r)
+                            self.expect("%s/%s" % (name, kind), r, want)
+                            got[kind] = probe_lists(r)
+                    self.r.ok(name + "/same-result", got["native"] == got["emulated"], got)
+                except Exception as e:
+                    self.r.error(name, e)
+        finally:
+            if empty:
+                os.unlink(empty.name)
+
+    # -- cgroup v2: CLONE_INTO_CGROUP unless initial is set
+    def cgroup_v2(self, prefix):
+        """Runs this script's --v2-inner mode in a private mount namespace
+        whose /sys/fs/cgroup is the cgroup2 hierarchy (this host is hybrid,
+        where crun 1.8.1 never uses CLONE_INTO_CGROUP).  The v1 cpuset
+        hierarchy is mounted elsewhere in it, so that libexecaff still finds
+        the container's cpuset through /proc/PID/cgroup."""
+        names = [prefix + n for n in ("none", "initial", "final")]
+        if not any(self.r.wanted(n) for n in names):
+            return
+        missing = [t for t in ("strace", "unshare") if not shutil.which(t)]
+        if missing:
+            for n in names:
+                self.r.skip(n, "%s not installed" % " ".join(missing))
+            return
+        # The v1 cpuset mount point; the mount itself ends with the namespace.
+        mnt = tempfile.mkdtemp(prefix="execaff-v1cpuset-")
+        if os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+            setup = ""          # already pure cgroup v2
+        else:
+            setup = ('umount -R /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup && '
+                     'mount -t cgroup -o cpuset cgroup "$0" && ')
+        try:
+            r = fixture.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                             setup + 'exec "$@"', mnt, sys.executable, os.path.abspath(__file__),
+                             "--v2-inner", "--crun", self.crun], timeout=120)
+        finally:
+            os.rmdir(mnt)
+        try:
+            results = json.loads(last_line(r.stdout))
+        except ValueError:
+            for n in names:
+                self.r.ok(n, False, r)
+            return
+        for n, (ok, detail) in zip(names, results):
+            if self.r.wanted(n):
+                self.r.ok(n, ok, detail)
+
+
+def check_order(trace, initial, final):
+    """(ok, why) for an `strace -f -y` of one exec: initial on the grandchild
+    G, then G's cgroup.procs writes (if crun moves it), then final, then
+    the parent's release write "\\0\\0\\0\\0" on a socket, then G's execve."""
+    lines = trace.splitlines()
+    sets = [(i, m.group(1), m.group(2)) for i, l in enumerate(lines)
+            for m in [re.search(r"sched_setaffinity\((\d+), \d+, \[([\d ]+)\]\)\s+= 0", l)] if m]
+    if len(sets) != 2 or sets[0][1] != sets[1][1]:
+        return False, "want two sched_setaffinity calls on one pid, got %s" % sets
+    g = sets[0][1]
+    as_list = lambda s: cpus_text(int(x) for x in s.split())
+    if (as_list(sets[0][2]), as_list(sets[1][2])) != (initial, final):
+        return False, "want initial %s then final %s, got %s" % (initial, final, sets)
+    moves = [i for i, l in enumerate(lines) if re.search(r'cgroup\.procs>, "%s"' % g, l)]
+    release = [i for i, l in enumerate(lines) if re.search(r'write\(\d+<socket:\[\d+\]>, "\\0\\0\\0\\0", 4\)', l)]
+    execve = [i for i, l in enumerate(lines) if l.startswith(g + " ") and "execve(" in l]
+    if not release or not execve:
+        return False, "no release write or no execve of %s" % g
+    if moves and not (sets[0][0] < min(moves) and max(moves) < sets[1][0]):
+        return False, "initial/moves/final out of order: %s %s %s" % (sets[0][0], moves, sets[1][0])
+    if not (sets[1][0] < release[0] < execve[0]):
+        return False, "final/release/execve out of order: %s %s %s" % (sets[1][0], release, execve)
+    return True, "%d cgroup.procs writes between initial and final" % len(moves)
+
+
+def normalize_strace(text, replace):
+    pids, out = {}, []
+    for line in text.splitlines():
+        m = re.match(r"(\d+)\s+(.*)", line)
+        if not m or m.group(2).startswith(("---", "+++")):
+            continue
+        pid, rest = m.groups()
+        pids.setdefault(pid, "P%d" % len(pids))
+        for k, v in sorted(replace.items(), key=lambda kv: -len(kv[0])):
+            rest = rest.replace(k, v)
+        rest = re.sub(r"0x[0-9a-f]+", "ADDR", rest)
+        rest = re.sub(r"/tmp/crun\.\w+", "TMPDIR", rest)
+        rest = re.sub(r'write\((\d+), "[^"]*", 4\)', r"write(\1, INT, 4)", rest)
+        rest = re.sub(r"\b\d{3,}\b", "NUM", rest)
+        rest = re.sub(r"= \d+$", "= N", rest)
+        rest = re.sub(r"\s+", " ", rest)
+        out.append(pids[pid] + " " + rest)
+    return out
+
+
+def v2_inner(crun):
+    """In the private mount namespace: three execs under strace.  Prints a
+    JSON list of [ok, detail] for none, initial, final."""
+    allowed = sorted(os.sched_getaffinity(0))
+    c1 = str(allowed[1])
+    results = []
+    c = fixture.Container(crun, start=False, prepare=False)
+    try:
+        # No resources: on cgroup v2 crun's device filter is an eBPF
+        # program, which this sandbox does not let crun load.
+        c.bundle.config["linux"].pop("resources", None)
+        c.bundle.write_config()
+        c.create()
+        c.start()
+        ctr_cgroup = None
+        everything = cpus_text(allowed)
+        # initial only: final is the container's cpuset (config.md), which
+        # libexecaff reads from the v1 cpuset hierarchy: every CPU here.
+        for field, want_into, want_cpus in ((None, True, everything),
+                                            ({"initial": c1}, False, everything),
+                                            ({"final": c1}, True, c1)):
+            p = c.process_json(["sh", "-c", "grep Cpus_allowed_list /proc/self/status; "
+                                "grep '^0::' /proc/self/cgroup"])
+            if field:
+                p["execCPUAffinity"] = field
+            path = c.write_process(p)
+            trace = os.path.join(c._tmp, "strace.txt")
+            r = fixture.run(["strace", "-f", "-qq", "-y", "-o", trace, "-e",
+                             "trace=clone3,sched_setaffinity,write,execve",
+                             crun, "--root", c.root, "exec", "--process", path, c.id])
+            with open(trace) as f:
+                t = f.read()
+            clone3 = [l for l in t.splitlines() if "clone3(" in l]
+            into = bool(clone3) and all("CLONE_INTO_CGROUP" in l for l in clone3)
+            setaff = "sched_setaffinity(" in t
+            cgroup = re.search(r"^0::(\S+)", r.stdout, re.M)
+            cpus = re.search(r"Cpus_allowed_list:\s*(\S+)", r.stdout)
+            if ctr_cgroup is None:
+                with open("/proc/%d/cgroup" % c.pid) as f:
+                    ctr_cgroup = re.search(r"^0::(\S+)", f.read(), re.M).group(1)
+            order_ok, why = (True, "")
+            if field and "initial" in field:
+                order_ok, why = check_order(t, c1, everything)
+            ok = (r.returncode == 0 and bool(clone3) and into == want_into and order_ok
+                  and setaff == (field is not None)
+                  and cgroup is not None and cgroup.group(1) == ctr_cgroup
+                  and (want_cpus is None or (cpus and cpus.group(1) == want_cpus)))
+            results.append([ok, "want CLONE_INTO_CGROUP=%s, cpus %s, cgroup %s; %s\n%s\n%s" % (
+                want_into, want_cpus, ctr_cgroup, why, r, t)])
+    except Exception as e:
+        results += [[False, "v2 setup failed: %s" % e]] * (3 - len(results))
+    finally:
+        c.cleanup()
+    print(json.dumps(results))
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--crun", default=os.environ.get("EXECAFF_CRUN", WORK + "/patched/crun"))
+    ap.add_argument("--stock", default=os.environ.get("EXECAFF_STOCK_CRUN", WORK + "/stock/crun"))
+    ap.add_argument("--shim", default=os.environ.get("EXECAFF_SHIM", WORK + "/libbuild-fork/shim/execaff-shim"))
+    ap.add_argument("--only", action="append", default=[])
+    ap.add_argument("--v2-inner", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+
+    fixture.require_root()
+    fixture.require_busybox()
+    if len(os.sched_getaffinity(0)) < 2:
+        fixture.skip("needs 2 CPUs")
+    if not os.access(a.crun, os.X_OK):
+        print("no patched crun at %s (build-crun.sh --patched)" % a.crun, file=sys.stderr)
+        return 2
+    if a.v2_inner:
+        return v2_inner(a.crun)
+    if a.stock and not os.access(a.stock, os.X_OK):
+        print("note: no stock crun at %s; comparisons are skipped" % a.stock, file=sys.stderr)
+        a.stock = None
+    if not fixture.prepare_host():
+        print("prepare-host.sh failed", file=sys.stderr)
+        return 1
+
+    report = Report(a.only)
+    t = Cases(report, a.crun, a.stock, a.shim)
+    print("# crun %s, stock %s, shim %s; container cpuset %s, kernel %s" % (
+        a.crun, a.stock, a.shim, t.cpuset, os.uname().release), flush=True)
+    t.case("build", t.build_marks)
+    t.case("libs", t.libraries)
+    t.process_field("process/")
+    t.config_field("config/")
+    t.annotation("annotation/")
+    t.shim_paths("shim/")
+    t.cgroup_v2("cgroup-v2/")
+    return report.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
