@@ -90,9 +90,7 @@ int run_explain(int argc, char** argv) {
         case kCpuset:
           request.container_cpuset = parse_list_option("container-cpuset", optarg);
           break;
-        case kHousekeeping:
-          request.housekeeping = parse_list_option("housekeeping", optarg);
-          break;
+        case kHousekeeping: request.housekeeping = parse_list_option("housekeeping", optarg); break;
         case kDefault: request.handler_default = optarg; break;
         case kPid: {
           char* end = nullptr;

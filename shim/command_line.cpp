@@ -5,28 +5,38 @@
 #include <array>
 #include <string_view>
 
-
 namespace execaff::shim {
 namespace {
 
 // Global options of runc 1.1+ and crun 1.8+ that take a value.
 constexpr std::array kGlobalWithValue = {
-    std::string_view("--log"),         std::string_view("--log-format"),
-    std::string_view("--log-level"),   std::string_view("--root"),
-    std::string_view("--criu"),        std::string_view("--rootless"),
+    std::string_view("--log"),
+    std::string_view("--log-format"),
+    std::string_view("--log-level"),
+    std::string_view("--root"),
+    std::string_view("--criu"),
+    std::string_view("--rootless"),
     std::string_view("--cgroup-manager"),
 };
 
 // exec options of runc and crun that take a value (long and short forms).
 constexpr std::array kExecWithValue = {
-    std::string_view("--console-socket"), std::string_view("--cwd"),
-    std::string_view("--env"),            std::string_view("-e"),
-    std::string_view("--user"),           std::string_view("-u"),
-    std::string_view("--additional-gids"), std::string_view("-g"),
-    std::string_view("--process"),        std::string_view("-p"),
-    std::string_view("--pid-file"),       std::string_view("--process-label"),
-    std::string_view("--apparmor"),       std::string_view("--cap"),
-    std::string_view("-c"),               std::string_view("--preserve-fds"),
+    std::string_view("--console-socket"),
+    std::string_view("--cwd"),
+    std::string_view("--env"),
+    std::string_view("-e"),
+    std::string_view("--user"),
+    std::string_view("-u"),
+    std::string_view("--additional-gids"),
+    std::string_view("-g"),
+    std::string_view("--process"),
+    std::string_view("-p"),
+    std::string_view("--pid-file"),
+    std::string_view("--process-label"),
+    std::string_view("--apparmor"),
+    std::string_view("--cap"),
+    std::string_view("-c"),
+    std::string_view("--preserve-fds"),
     std::string_view("--cgroup"),
 };
 
@@ -36,9 +46,9 @@ bool takes_value(const std::array<std::string_view, N>& table, std::string_view 
 }
 
 struct Token {
-  std::string_view name;   // "--root", "-p"
+  std::string_view name;  // "--root", "-p"
   std::optional<std::string_view> inline_value;
-  std::string prefix;      // "--root=", "-p"
+  std::string prefix;  // "--root=", "-p"
 };
 
 // "--name=value", "--name", "-x", "-xVALUE" (short options with a value).
@@ -63,7 +73,9 @@ Token split_option(std::string_view arg, bool short_takes_value_inline) {
   return t;
 }
 
-bool is_option(std::string_view arg) { return arg.size() > 1 && arg[0] == '-'; }
+bool is_option(std::string_view arg) {
+  return arg.size() > 1 && arg[0] == '-';
+}
 
 }  // namespace
 

@@ -16,9 +16,9 @@ namespace execaff::shim {
 // An option's value and where it stands, so it can be replaced in place.
 struct OptionValue {
   std::string value;
-  std::size_t index = 0;    // argv index of the token holding the value
-  bool inline_form = false; // "--opt=value" / "-pvalue": the value is a suffix
-  std::string prefix;       // what precedes the value in that token
+  std::size_t index = 0;     // argv index of the token holding the value
+  bool inline_form = false;  // "--opt=value" / "-pvalue": the value is a suffix
+  std::string prefix;        // what precedes the value in that token
 };
 
 struct CommandLine {
@@ -49,6 +49,6 @@ struct CommandLine {
 
 // The token that carries `value` as a new value of `option`.
 [[nodiscard]] std::string replaced_token(const CommandLine& line, const OptionValue& option,
-                                        const std::string& value);
+                                         const std::string& value);
 
 }  // namespace execaff::shim

@@ -27,16 +27,16 @@ void join_cgroup_of(const std::string& cpuset_file) {
   const int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) {
     const int code = errno;
-    throw Error(code, "joining the container's cpuset early: " + quoted(procs) + ": " +
-                          errno_text(code));
+    throw Error(code,
+                "joining the container's cpuset early: " + quoted(procs) + ": " + errno_text(code));
   }
   // "0" is the writing process itself (cgroup-v2.rst; v1 accepts it too).
   const ssize_t written = ::write(fd, "0", 1);
   const int code = errno;
   ::close(fd);
   if (written != 1) {
-    throw Error(code, "joining the container's cpuset early: writing to " + quoted(procs) +
-                          ": " + errno_text(code));
+    throw Error(code, "joining the container's cpuset early: writing to " + quoted(procs) + ": " +
+                          errno_text(code));
   }
 }
 

@@ -11,8 +11,8 @@
 
 #include "apply.hpp"
 #include "container_program.hpp"
-#include "early_cpuset_join.hpp"
 #include "decide.hpp"
+#include "early_cpuset_join.hpp"
 #include "error.hpp"
 #include "final_trampoline_image.h"
 #include "native_support.hpp"
@@ -58,8 +58,8 @@ int memfd_with(const char* name, const void* bytes, std::size_t size, int at, Pl
   const int code = errno;
   if (placed != fd) ::close(fd);
   if (placed < 0) {
-    throw Error(code, std::string("placing memfd ") + name + " at fd " + std::to_string(at) +
-                          ": " + errno_text(code));
+    throw Error(code, std::string("placing memfd ") + name + " at fd " + std::to_string(at) + ": " +
+                          errno_text(code));
   }
   return placed;
 }
@@ -115,7 +115,9 @@ std::vector<std::string> with_preserve_fds(const CommandLine& line, std::vector<
   return argv;
 }
 
-std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+std::string fd_path(int fd) {
+  return "/proc/self/fd/" + std::to_string(fd);
+}
 
 bool is_native(const ShimConfig& config) {
   switch (config.native) {
@@ -138,8 +140,8 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
   }
   const auto state = read_container_state(*root, line.container_id);
   if (!state) {
-    log.debug_line("container " + quoted(line.container_id) + " not found under " +
-                   quoted(*root) + ": the runtime reports it");
+    log.debug_line("container " + quoted(line.container_id) + " not found under " + quoted(*root) +
+                   ": the runtime reports it");
     return untouched;
   }
 
@@ -227,9 +229,9 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     }
     log.debug_line("emulated: trampoline at fd " + std::to_string(trampoline) + " sets final " +
                    decision.final->format());
-    const bool early = config.early_cpuset_join == EarlyJoinMode::yes ||
-                       (config.early_cpuset_join == EarlyJoinMode::automatic &&
-                        kernel_resets_affinity_on_join());
+    const bool early =
+        config.early_cpuset_join == EarlyJoinMode::yes ||
+        (config.early_cpuset_join == EarlyJoinMode::automatic && kernel_resets_affinity_on_join());
     if (early && decision.initial) {
       if (const auto cpuset = node.cgroup_cpuset_of_pid(state->init_pid)) {
         join_cgroup_of(cpuset->file);

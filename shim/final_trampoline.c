@@ -67,15 +67,17 @@ static unsigned long mask[MASK_WORDS];
 static unsigned long given[MASK_WORDS];
 static char path_buffer[4096];
 
-static unsigned long length(const char *s) {
+static unsigned long length(const char* s) {
   unsigned long n = 0;
   while (s[n] != '\0') ++n;
   return n;
 }
 
-static void say(const char *s) { (void)raw_syscall3(SYS_write, 2, (long)s, (long)length(s)); }
+static void say(const char* s) {
+  (void)raw_syscall3(SYS_write, 2, (long)s, (long)length(s));
+}
 
-static void die(int status, const char *a, const char *b, const char *c) {
+static void die(int status, const char* a, const char* b, const char* c) {
   if (a[0] != 'E') say("execaff: ");
   say(a);
   if (b != 0) say(b);
@@ -86,7 +88,7 @@ static void die(int status, const char *a, const char *b, const char *c) {
   }
 }
 
-static int parse_number(const char **p, unsigned long *out) {
+static int parse_number(const char** p, unsigned long* out) {
   unsigned long v = 0;
   int digits = 0;
   while (**p >= '0' && **p <= '9') {
@@ -100,7 +102,7 @@ static int parse_number(const char **p, unsigned long *out) {
 }
 
 /* The shim hands over the canonical form ("0-3,7"), nothing looser. */
-static int parse_list(const char *p) {
+static int parse_list(const char* p) {
   int any = 0;
   while (*p != '\0') {
     unsigned long lo, hi, cpu;
@@ -112,13 +114,15 @@ static int parse_list(const char *p) {
     }
     for (cpu = lo; cpu <= hi; ++cpu) mask[cpu / 64] |= 1UL << (cpu % 64);
     any = 1;
-    if (*p == ',') ++p;
-    else if (*p != '\0') return 0;
+    if (*p == ',')
+      ++p;
+    else if (*p != '\0')
+      return 0;
   }
   return any;
 }
 
-static const char *errno_name(long e) {
+static const char* errno_name(long e) {
   switch (-e) {
     case 1: return "EPERM (not permitted)";
     case 3: return "ESRCH";
@@ -128,7 +132,7 @@ static const char *errno_name(long e) {
   }
 }
 
-static void pin(const char *list) {
+static void pin(const char* list) {
   long r;
   unsigned long i;
   if (!parse_list(list)) die(125, "final affinity \"", list, "\" is not a canonical CPU list");
@@ -147,22 +151,22 @@ static void pin(const char *list) {
   }
 }
 
-static int has_slash(const char *s) {
+static int has_slash(const char* s) {
   for (; *s != '\0'; ++s)
     if (*s == '/') return 1;
   return 0;
 }
 
-static const char *getenv_path(char **envp) {
+static const char* getenv_path(char** envp) {
   for (; *envp != 0; ++envp) {
-    const char *e = *envp;
+    const char* e = *envp;
     if (e[0] == 'P' && e[1] == 'A' && e[2] == 'T' && e[3] == 'H' && e[4] == '=') return e + 5;
   }
   return 0;
 }
 
 /* strerror for what execve(2) can say, lower-cased as runc prints it. */
-static const char *exec_error(long r) {
+static const char* exec_error(long r) {
   switch (-r) {
     case ENOENT: return "\": no such file or directory";
     case ENOEXEC: return "\": exec format error";
@@ -175,9 +179,9 @@ static const char *exec_error(long r) {
   }
 }
 
-static void run(char **argv, char **envp) {
-  const char *name = argv[0];
-  const char *path;
+static void run(char** argv, char** envp) {
+  const char* name = argv[0];
+  const char* path;
   long r;
   long last = -ENOENT;
   if (has_slash(name)) {
@@ -189,7 +193,7 @@ static void run(char **argv, char **envp) {
     /* An empty PATH element is skipped, as crun does.  runc (Go) takes it
      * as "." but refuses what it finds there; the shim hands such an exec
      * to runc untouched, so here nothing can be found there anyway. */
-    const char *end = path;
+    const char* end = path;
     unsigned long dir_len, name_len = length(name), at = 0, i;
     while (*end != '\0' && *end != ':') ++end;
     dir_len = (unsigned long)(end - path);
@@ -201,7 +205,8 @@ static void run(char **argv, char **envp) {
       r = raw_syscall3(SYS_execve, (long)path_buffer, (long)argv, (long)envp);
       /* Like execvp: keep looking past a missing or unreadable candidate,
        * stop at the first that exists but cannot run. */
-      if (r != -ENOENT && r != -ENOTDIR && r != -EACCES) die(1, "exec \"", path_buffer, exec_error(r));
+      if (r != -ENOENT && r != -ENOTDIR && r != -EACCES)
+        die(1, "exec \"", path_buffer, exec_error(r));
       if (r == -EACCES || last != -EACCES) last = r;
     }
     path = *end == ':' ? end + 1 : 0;
@@ -210,7 +215,7 @@ static void run(char **argv, char **envp) {
   die(1, "exec \"", name, "\": executable file not found in $PATH");
 }
 
-static unsigned long parse_fd(const char *s) {
+static unsigned long parse_fd(const char* s) {
   unsigned long v = 0;
   if (*s == '\0') return ~0UL;
   for (; *s != '\0'; ++s) {
@@ -222,10 +227,10 @@ static unsigned long parse_fd(const char *s) {
 }
 
 /* Called from _start with the initial stack: argc, argv..., 0, envp..., 0. */
-__attribute__((used)) void trampoline_main(long *sp) {
+__attribute__((used)) void trampoline_main(long* sp) {
   long argc = sp[0];
-  char **argv = (char **)(sp + 1);
-  char **envp = argv + argc + 1;
+  char** argv = (char**)(sp + 1);
+  char** envp = argv + argc + 1;
   unsigned long fd;
   if (argc < 4) die(125, "usage: trampoline FD FINAL PROGRAM [ARGS...]", 0, 0);
   fd = parse_fd(argv[1]);
@@ -237,9 +242,11 @@ __attribute__((used)) void trampoline_main(long *sp) {
 }
 
 #if defined(__x86_64__)
-__asm__(".text\n.global _start\n_start:\n"
-        "  xor %rbp, %rbp\n  mov %rsp, %rdi\n  and $-16, %rsp\n  call trampoline_main\n  hlt\n");
+__asm__(
+    ".text\n.global _start\n_start:\n"
+    "  xor %rbp, %rbp\n  mov %rsp, %rdi\n  and $-16, %rsp\n  call trampoline_main\n  hlt\n");
 #elif defined(__aarch64__)
-__asm__(".text\n.global _start\n_start:\n"
-        "  mov x29, #0\n  mov x0, sp\n  and sp, x0, #-16\n  bl trampoline_main\n  brk #0\n");
+__asm__(
+    ".text\n.global _start\n_start:\n"
+    "  mov x29, #0\n  mov x0, sp\n  and sp, x0, #-16\n  bl trampoline_main\n  brk #0\n");
 #endif

@@ -15,7 +15,9 @@ bool read_at(int fd, void* buffer, std::size_t size, off_t offset) {
   return ::pread(fd, buffer, size, offset) == static_cast<ssize_t>(size);
 }
 
-std::size_t align4(std::size_t n) { return (n + 3) & ~std::size_t{3}; }
+std::size_t align4(std::size_t n) {
+  return (n + 3) & ~std::size_t{3};
+}
 
 bool notes_have_mark(const std::vector<unsigned char>& notes) {
   std::size_t at = 0;

@@ -72,8 +72,8 @@ void emit(const RuntimeLog& log, const char* level, const std::string& message) 
     line = "{\"level\":\"" + std::string(level) + "\",\"msg\":\"" + json_escaped(text) +
            "\",\"time\":\"" + now_rfc3339() + "\"}\n";
   } else {
-    line = "time=\"" + now_rfc3339() + "\" level=" + level + " msg=\"" + json_escaped(text) +
-           "\"\n";
+    line =
+        "time=\"" + now_rfc3339() + "\" level=" + level + " msg=\"" + json_escaped(text) + "\"\n";
   }
   write_all(fd, line);
   ::close(fd);
@@ -81,8 +81,12 @@ void emit(const RuntimeLog& log, const char* level, const std::string& message) 
 
 }  // namespace
 
-void RuntimeLog::error(const std::string& message) const { emit(*this, "error", message); }
-void RuntimeLog::warning(const std::string& message) const { emit(*this, "warning", message); }
+void RuntimeLog::error(const std::string& message) const {
+  emit(*this, "error", message);
+}
+void RuntimeLog::warning(const std::string& message) const {
+  emit(*this, "warning", message);
+}
 void RuntimeLog::debug_line(const std::string& message) const {
   if (debug) emit(*this, "debug", message);
 }

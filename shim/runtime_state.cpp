@@ -13,7 +13,9 @@
 namespace execaff::shim {
 namespace {
 
-bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+bool exists(const std::string& path) {
+  return ::access(path.c_str(), F_OK) == 0;
+}
 
 pid_t pid_member(yajl_val object, std::string_view key, const std::string& file) {
   const yajl_val v = member(object, key);
@@ -25,7 +27,8 @@ pid_t pid_member(yajl_val object, std::string_view key, const std::string& file)
 }
 
 ContainerState read_runc_state(const std::string& file) {
-  const YajlTree tree = parse_json_object(read_document_file(file), "runtime state " + quoted(file));
+  const YajlTree tree =
+      parse_json_object(read_document_file(file), "runtime state " + quoted(file));
   ContainerState state;
   state.state_file = file;
   state.init_pid = pid_member(tree.get(), "init_process_pid", file);
@@ -47,7 +50,8 @@ ContainerState read_runc_state(const std::string& file) {
 }
 
 ContainerState read_crun_state(const std::string& dir, const std::string& file) {
-  const YajlTree tree = parse_json_object(read_document_file(file), "runtime state " + quoted(file));
+  const YajlTree tree =
+      parse_json_object(read_document_file(file), "runtime state " + quoted(file));
   ContainerState state;
   state.state_file = file;
   state.crun = true;
@@ -82,8 +86,7 @@ std::optional<std::string> state_root(const std::optional<std::string>& root_opt
   return std::nullopt;
 }
 
-std::optional<ContainerState> read_container_state(const std::string& root,
-                                                   const std::string& id) {
+std::optional<ContainerState> read_container_state(const std::string& root, const std::string& id) {
   // Both runtimes refuse such ids; never build a path from one.
   if (id.empty() || id == "." || id == ".." || id.find('/') != std::string::npos) {
     return std::nullopt;

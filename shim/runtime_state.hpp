@@ -18,7 +18,7 @@ namespace execaff::shim {
 struct ContainerState {
   std::string config_path;  // the config.json the runtime created it from
   pid_t init_pid = 0;
-  std::string state_file;   // what was read, for messages
+  std::string state_file;  // what was read, for messages
   // crun's layout (<root>/<id>/status).  crun's exec differs from runc's
   // where the shim must follow it: the CLI form's env, the $PATH search and
   // $LISTEN_FDS (exec_command.cpp, container_program.hpp).

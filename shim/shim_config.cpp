@@ -37,8 +37,8 @@ void check_ownership(const std::string& path) {
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
-    throw Error(EPERM, "shim config " + quoted(path) +
-                           " is writable by group or others (mode " + mode + ")");
+    throw Error(EPERM, "shim config " + quoted(path) + " is writable by group or others (mode " +
+                           mode + ")");
   }
 }
 
@@ -121,8 +121,8 @@ ShimConfig load_shim_config() {
     config.runtime_from = "EXECAFF_RUNTIME";
   }
   if (config.runtime.empty()) {
-    throw Error(ENOENT, "no runtime configured: set EXECAFF_RUNTIME or \"runtime\" in " +
-                            quoted(path));
+    throw Error(ENOENT,
+                "no runtime configured: set EXECAFF_RUNTIME or \"runtime\" in " + quoted(path));
   }
   if (config.runtime.front() != '/') {
     throw Error(EINVAL, "runtime " + quoted(config.runtime) + " (from " + config.runtime_from +

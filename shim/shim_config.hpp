@@ -19,8 +19,8 @@ enum class NativeMode { detect, yes, no };
 enum class OnFailure { fail, run_unpinned };
 
 struct ShimConfig {
-  std::string runtime;                       // absolute path of the real runtime
-  std::string runtime_from;                  // "EXECAFF_RUNTIME", or the config path
+  std::string runtime;       // absolute path of the real runtime
+  std::string runtime_from;  // "EXECAFF_RUNTIME", or the config path
   NativeMode native = NativeMode::detect;
   std::optional<std::string> handler_default;
   std::optional<CpuSet> housekeeping_cpus;
@@ -29,7 +29,7 @@ struct ShimConfig {
   // Pre-6.2 kernels: join the container's cpuset before the runtime does
   // (early_cpuset_join.hpp).  "auto" decides by the kernel's version.
   EarlyJoinMode early_cpuset_join = EarlyJoinMode::automatic;
-  std::string path;                          // "" when no file was read
+  std::string path;  // "" when no file was read
 };
 
 // EXECAFF_RUNTIME names the runtime; the file named by EXECAFF_CONFIG, else

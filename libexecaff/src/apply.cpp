@@ -27,8 +27,8 @@ using Words = std::vector<std::uint64_t>;
 CpuSet get_affinity(pid_t tid) {
   for (std::size_t words = 16; words <= (CpuSet::kMaxCpu + 1) / 64 * 2; words *= 2) {
     Words mask(words, 0);
-    const long got = ::syscall(SYS_sched_getaffinity, tid, words * sizeof(std::uint64_t),
-                               mask.data());
+    const long got =
+        ::syscall(SYS_sched_getaffinity, tid, words * sizeof(std::uint64_t), mask.data());
     if (got >= 0) return CpuSet::from_words(std::move(mask));
     if (errno != EINVAL) {
       const int code = errno;
@@ -36,8 +36,8 @@ CpuSet get_affinity(pid_t tid) {
                             errno_text(code));
     }
   }
-  throw Error(ERANGE, "the kernel's CPU mask is wider than " +
-                          std::to_string(CpuSet::kMaxCpu + 1) + " CPUs");
+  throw Error(ERANGE, "the kernel's CPU mask is wider than " + std::to_string(CpuSet::kMaxCpu + 1) +
+                          " CPUs");
 }
 
 struct DirCloser {
@@ -50,9 +50,9 @@ std::vector<pid_t> thread_ids(pid_t pid) {
   const std::unique_ptr<DIR, DirCloser> dir(::opendir(path.c_str()));
   if (!dir) {
     const int code = errno;
-    throw Error(code == ENOENT ? ESRCH : code,
-                "cannot list the threads of pid " + std::to_string(pid) + " (" + path +
-                    "): " + errno_text(code));
+    throw Error(code == ENOENT ? ESRCH : code, "cannot list the threads of pid " +
+                                                   std::to_string(pid) + " (" + path +
+                                                   "): " + errno_text(code));
   }
   std::vector<pid_t> tids;
   while (const dirent* entry = ::readdir(dir.get())) {
@@ -89,8 +89,8 @@ std::string refusal_reason(pid_t pid, const CpuSet& cpus, int code) {
 
 CpuSet set_thread(pid_t pid, pid_t tid, const CpuSet& cpus, std::string_view stage) {
   const Words& words = cpus.words();
-  if (::syscall(SYS_sched_setaffinity, tid, words.size() * sizeof(std::uint64_t),
-                words.data()) != 0) {
+  if (::syscall(SYS_sched_setaffinity, tid, words.size() * sizeof(std::uint64_t), words.data()) !=
+      0) {
     const int code = errno;
     throw Error(code, std::string(stage) + " affinity " + quoted(cpus.format()) + " for pid " +
                           std::to_string(pid) +
@@ -107,12 +107,14 @@ CpuSet set_thread(pid_t pid, pid_t tid, const CpuSet& cpus, std::string_view sta
 
 }  // namespace
 
-CpuSet thread_affinity(pid_t tid) { return get_affinity(tid); }
+CpuSet thread_affinity(pid_t tid) {
+  return get_affinity(tid);
+}
 
 CpuSet apply_affinity(pid_t pid, const CpuSet& cpus, std::string_view stage) {
   if (cpus.empty()) {
-    throw Error(EINVAL, std::string(stage) + " affinity for pid " + std::to_string(pid) +
-                            " is empty");
+    throw Error(EINVAL,
+                std::string(stage) + " affinity for pid " + std::to_string(pid) + " is empty");
   }
   const pid_t target = pid == 0 ? ::getpid() : pid;
   // The main thread first: threads it creates from now on inherit the mask.

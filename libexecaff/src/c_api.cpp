@@ -95,22 +95,28 @@ char* duplicate(const std::string& text) noexcept {
 
 }  // namespace
 
-#define EXECAFF_REQUIRE(arg)                                           \
-  do {                                                                 \
-    if ((arg) == nullptr) return null_argument(err, __func__, #arg);   \
+#define EXECAFF_REQUIRE(arg)                                         \
+  do {                                                               \
+    if ((arg) == nullptr) return null_argument(err, __func__, #arg); \
   } while (0)
 
 extern "C" {
 
-const char* execaff_version(void) { return EXECAFF_VERSION; }
+const char* execaff_version(void) {
+  return EXECAFF_VERSION;
+}
 
 const char* execaff_error_message(const execaff_error* err) {
   return err != nullptr ? err->message.c_str() : "";
 }
 
-int execaff_error_code(const execaff_error* err) { return err != nullptr ? err->code : 0; }
+int execaff_error_code(const execaff_error* err) {
+  return err != nullptr ? err->code : 0;
+}
 
-void execaff_error_free(execaff_error* err) { delete err; }
+void execaff_error_free(execaff_error* err) {
+  delete err;
+}
 
 int execaff_cpuset_parse(const char* list, execaff_cpuset** out, execaff_error** err) {
   EXECAFF_REQUIRE(list);
@@ -119,7 +125,9 @@ int execaff_cpuset_parse(const char* list, execaff_cpuset** out, execaff_error**
   return guarded(err, [&] { *out = new execaff_cpuset{execaff::CpuSet::parse(list)}; });
 }
 
-void execaff_cpuset_free(execaff_cpuset* set) { delete set; }
+void execaff_cpuset_free(execaff_cpuset* set) {
+  delete set;
+}
 
 char* execaff_cpuset_format(const execaff_cpuset* set) {
   if (set == nullptr) return duplicate("");
@@ -147,12 +155,13 @@ int execaff_cpuset_contains(const execaff_cpuset* set, unsigned cpu) {
 int execaff_context_new(const char* root, execaff_context** out, execaff_error** err) {
   EXECAFF_REQUIRE(out);
   *out = nullptr;
-  return guarded(err, [&] {
-    *out = new execaff_context{execaff::NodeFacts(root != nullptr ? root : "/")};
-  });
+  return guarded(
+      err, [&] { *out = new execaff_context{execaff::NodeFacts(root != nullptr ? root : "/")}; });
 }
 
-void execaff_context_free(execaff_context* ctx) { delete ctx; }
+void execaff_context_free(execaff_context* ctx) {
+  delete ctx;
+}
 
 int execaff_request_new(execaff_request** out, execaff_error** err) {
   EXECAFF_REQUIRE(out);
@@ -160,7 +169,9 @@ int execaff_request_new(execaff_request** out, execaff_error** err) {
   return guarded(err, [&] { *out = new execaff_request{}; });
 }
 
-void execaff_request_free(execaff_request* req) { delete req; }
+void execaff_request_free(execaff_request* req) {
+  delete req;
+}
 
 int execaff_request_set_process_json(execaff_request* req, const char* json, size_t len,
                                      execaff_error** err) {
@@ -172,8 +183,7 @@ int execaff_request_set_process_json(execaff_request* req, const char* json, siz
   });
 }
 
-int execaff_request_set_process_file(execaff_request* req, const char* path,
-                                     execaff_error** err) {
+int execaff_request_set_process_file(execaff_request* req, const char* path, execaff_error** err) {
   EXECAFF_REQUIRE(req);
   EXECAFF_REQUIRE(path);
   return guarded(err, [&] {
@@ -192,8 +202,7 @@ int execaff_request_set_config_json(execaff_request* req, const char* json, size
   });
 }
 
-int execaff_request_set_config_file(execaff_request* req, const char* path,
-                                    execaff_error** err) {
+int execaff_request_set_config_file(execaff_request* req, const char* path, execaff_error** err) {
   EXECAFF_REQUIRE(req);
   EXECAFF_REQUIRE(path);
   return guarded(err, [&] {
@@ -223,8 +232,7 @@ int execaff_request_set_container_pid(execaff_request* req, pid_t pid, execaff_e
   return guarded(err, [&] { req->request.container_pid = pid; });
 }
 
-int execaff_request_set_caller_cpus(execaff_request* req, const char* list,
-                                    execaff_error** err) {
+int execaff_request_set_caller_cpus(execaff_request* req, const char* list, execaff_error** err) {
   EXECAFF_REQUIRE(req);
   EXECAFF_REQUIRE(list);
   return guarded(err, [&] {
@@ -256,8 +264,8 @@ int execaff_request_set_handler_default(execaff_request* req, const char* value,
   return guarded(err, [&] { req->request.handler_default = std::string(value); });
 }
 
-int execaff_decide(const execaff_context* ctx, const execaff_request* req,
-                   execaff_decision** out, execaff_error** err) {
+int execaff_decide(const execaff_context* ctx, const execaff_request* req, execaff_decision** out,
+                   execaff_error** err) {
   EXECAFF_REQUIRE(req);
   EXECAFF_REQUIRE(out);
   *out = nullptr;
@@ -271,7 +279,9 @@ int execaff_decide(const execaff_context* ctx, const execaff_request* req,
   });
 }
 
-void execaff_decision_free(execaff_decision* d) { delete d; }
+void execaff_decision_free(execaff_decision* d) {
+  delete d;
+}
 
 int execaff_decision_is_pinned(const execaff_decision* d) {
   return d != nullptr && d->decision.pinned ? 1 : 0;
@@ -330,9 +340,10 @@ int execaff_process_json_with_decision(const char* json, size_t len, const execa
   *out = nullptr;
   return guarded(err, [&] {
     std::optional<execaff::ExecCpuAffinity> affinity;
-    if (d->decision.pinned) affinity = execaff::ExecCpuAffinity{d->decision.initial, d->decision.final};
-    const std::string text = execaff::process_json_with_affinity(
-        std::string_view(json, len), affinity, "exec process JSON");
+    if (d->decision.pinned)
+      affinity = execaff::ExecCpuAffinity{d->decision.initial, d->decision.final};
+    const std::string text = execaff::process_json_with_affinity(std::string_view(json, len),
+                                                                 affinity, "exec process JSON");
     char* copy = duplicate(text);
     if (copy == nullptr) throw std::bad_alloc();
     *out = copy;

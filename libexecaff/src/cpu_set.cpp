@@ -19,8 +19,8 @@ constexpr unsigned kWordBits = 64;
 // A decimal CPU id: digits only (no sign, no "0x"), at most kMaxCpu.
 unsigned parse_id(std::string_view list, std::string_view item, std::string_view digits,
                   std::size_t offset) {
-  if (digits.empty() || !std::all_of(digits.begin(), digits.end(),
-                                     [](char c) { return c >= '0' && c <= '9'; })) {
+  if (digits.empty() ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     reject(list, EINVAL,
            "item " + quoted(item) + " at offset " + std::to_string(offset) +
                " is not a CPU number or a range of them");
@@ -66,9 +66,9 @@ CpuSet CpuSet::parse(std::string_view list) {
         const unsigned lo = parse_id(list, item, item.substr(0, dash), offset);
         const unsigned hi = parse_id(list, item, item.substr(dash + 1), offset);
         if (lo > hi) {
-          reject(list, EINVAL,
-                 "range " + quoted(item) + " at offset " + std::to_string(offset) +
-                     " runs backwards");
+          reject(
+              list, EINVAL,
+              "range " + quoted(item) + " at offset " + std::to_string(offset) + " runs backwards");
         }
         set.add_range(lo, hi);
       }
@@ -128,7 +128,9 @@ bool CpuSet::contains(unsigned cpu) const noexcept {
   return word < words_.size() && ((words_[word] >> (cpu % kWordBits)) & 1U) != 0;
 }
 
-bool CpuSet::empty() const noexcept { return words_.empty(); }
+bool CpuSet::empty() const noexcept {
+  return words_.empty();
+}
 
 std::size_t CpuSet::count() const noexcept {
   std::size_t n = 0;

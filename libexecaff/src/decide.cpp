@@ -66,8 +66,8 @@ Decision decide(const NodeFacts& node, const DecideRequest& request) {
   PolicyInput input;
   std::optional<CpuSet> config_cpuset;
   if (request.process_json) {
-    input.process_field = parse_process_document(*request.process_json, request.process_source)
-                              .affinity;
+    input.process_field =
+        parse_process_document(*request.process_json, request.process_source).affinity;
   }
   if (request.config_json) {
     ConfigDocument config = parse_config_document(*request.config_json, request.config_source);

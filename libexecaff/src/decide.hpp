@@ -19,11 +19,11 @@ namespace execaff {
 struct DecideRequest {
   std::optional<std::string> process_json;  // the exec's process document
   std::string process_source = "process file";
-  std::optional<std::string> config_json;   // the bundle's config.json
+  std::optional<std::string> config_json;  // the bundle's config.json
   std::string config_source = "config.json";
-  std::optional<CpuSet> container_cpuset;   // known by the caller
-  std::optional<pid_t> container_pid;       // its cgroup gives the cpuset
-  std::optional<CpuSet> caller_cpus;        // default: this thread's affinity
+  std::optional<CpuSet> container_cpuset;  // known by the caller
+  std::optional<pid_t> container_pid;      // its cgroup gives the cpuset
+  std::optional<CpuSet> caller_cpus;       // default: this thread's affinity
   std::optional<CpuSet> housekeeping;
   std::optional<std::string> handler_default;
 };

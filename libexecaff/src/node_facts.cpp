@@ -166,7 +166,9 @@ std::vector<std::string_view> boot_param_values(std::string_view cmdline, std::s
   }
 }
 
-bool is_letter(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_letter(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
 
 // The CPU list of an isolcpus= value, after the flags ("nohz,", "domain,",
 // "managed_irq,", and unknown words the kernel skips with a notice), the way
@@ -358,9 +360,13 @@ std::optional<std::string> NodeFacts::read_optional(const std::string& path) con
   return text;
 }
 
-CpuSet NodeFacts::online_cpus() const { return read_required_mask(root_, "online"); }
+CpuSet NodeFacts::online_cpus() const {
+  return read_required_mask(root_, "online");
+}
 
-CpuSet NodeFacts::possible_cpus() const { return read_required_mask(root_, "possible"); }
+CpuSet NodeFacts::possible_cpus() const {
+  return read_required_mask(root_, "possible");
+}
 
 IsolatedCpus NodeFacts::isolated_cpus() const {
   IsolatedCpus result;

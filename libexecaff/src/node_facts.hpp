@@ -16,8 +16,8 @@ namespace execaff {
 
 // Where a set of isolated CPUs came from, for explanations.
 struct IsolatedCpus {
-  CpuSet cpus;         // union of every source below
-  std::string sources; // e.g. "isolated=2-3 nohz_full=2-3", "" when none
+  CpuSet cpus;          // union of every source below
+  std::string sources;  // e.g. "isolated=2-3 nohz_full=2-3", "" when none
 };
 
 // A cpuset read from a cgroup, and the file it came from.

@@ -15,9 +15,13 @@ struct PolicyRequest {
   DecisionSource source;
 };
 
-bool is_disable(const std::string& value) { return value == "disable"; }
+bool is_disable(const std::string& value) {
+  return value == "disable";
+}
 
-std::string describe(const CpuSet& set) { return quoted(set.format()); }
+std::string describe(const CpuSet& set) {
+  return quoted(set.format());
+}
 
 // The pod's opt-in: our annotation first, then the handler's default.  An
 // opt-out in either annotation wins over everything policy would add: a pod
@@ -73,8 +77,9 @@ CpuSet final_cpus_for(const PolicyRequest& request, const PolicyInput& input) {
                             e.what() + ")");
   }
   if (listed.empty()) {
-    throw Error(EINVAL, request.origin + " \"\": expected \"first\", \"first-core\", "
-                                         "\"disable\" or a CPU list");
+    throw Error(EINVAL, request.origin +
+                            " \"\": expected \"first\", \"first-core\", "
+                            "\"disable\" or a CPU list");
   }
   if (!listed.is_subset_of(cpuset)) {
     throw Error(EINVAL, request.origin + " " + quoted(request.value) + ": final affinity " +
@@ -140,8 +145,8 @@ Decision decide_from_field(const ExecCpuAffinity& field, DecisionSource source,
   if (field.final && !field.final->is_subset_of(input.container_cpuset)) {
     throw Error(EINVAL, origin + ": final affinity " + describe(*field.final) +
                             " is not within the container's cpuset " +
-                            describe(input.container_cpuset) + " (" +
-                            input.container_cpuset_from + ")");
+                            describe(input.container_cpuset) + " (" + input.container_cpuset_from +
+                            ")");
   }
   // An initial set wholly outside the caller's CPUs makes sched_setaffinity
   // fail with EINVAL (runc#5036, crun#1915: exclusive cpusets, cgroup v2
@@ -188,8 +193,7 @@ Decision decide_policy(const PolicyInput& input) {
   const auto request = policy_request(input, opted_out);
   if (request || input.process_field || input.config_field) {
     if (input.container_cpuset.empty()) {
-      throw Error(EINVAL,
-                  "the container's cpuset is empty (" + input.container_cpuset_from + ")");
+      throw Error(EINVAL, "the container's cpuset is empty (" + input.container_cpuset_from + ")");
     }
     if (input.caller_cpus.empty()) throw Error(EINVAL, "the caller's CPU set is empty");
   }

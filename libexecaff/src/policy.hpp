@@ -28,11 +28,11 @@ struct PolicyInput {
   std::optional<ExecCpuAffinity> process_field;  // the exec's process file
   std::optional<ExecCpuAffinity> config_field;   // config.json's process
   std::map<std::string, std::string> annotations;
-  std::optional<std::string> handler_default;    // "first", "first-core", list, "disable"
+  std::optional<std::string> handler_default;  // "first", "first-core", list, "disable"
 
-  CpuSet container_cpuset;           // the live cpuset (never empty)
-  std::string container_cpuset_from; // where it was read, for the reason
-  CpuSet caller_cpus;                // the caller's affinity (never empty)
+  CpuSet container_cpuset;            // the live cpuset (never empty)
+  std::string container_cpuset_from;  // where it was read, for the reason
+  CpuSet caller_cpus;                 // the caller's affinity (never empty)
   std::optional<CpuSet> housekeeping_configured;
   CpuSet isolated_cpus;
   // SMT siblings of a CPU (for "first-core"); {cpu} when unknown.

@@ -19,8 +19,8 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <memory>
 #include <new>
@@ -63,20 +63,15 @@ enum class JsonType { null, boolean, number, string, object, array };
 // The "got ..." half of a type error: the kind and, for a scalar, its value.
 std::string described(JsonType type, std::string_view text) {
   switch (type) {
-    case JsonType::null:
-      return "null";
-    case JsonType::boolean:
-      return "a boolean " + std::string(text);
+    case JsonType::null: return "null";
+    case JsonType::boolean: return "a boolean " + std::string(text);
     case JsonType::number:
       return "a number " + (text.size() <= kMaxShownBytes
                                 ? std::string(text)
                                 : std::string(text.substr(0, kMaxShownBytes)) + "...");
-    case JsonType::string:
-      return "a string " + shown_string(text);
-    case JsonType::object:
-      return "an object";
-    case JsonType::array:
-      return "an array";
+    case JsonType::string: return "a string " + shown_string(text);
+    case JsonType::object: return "an object";
+    case JsonType::array: return "an array";
   }
   return "a value";
 }
@@ -103,8 +98,7 @@ enum class Node : std::uint8_t {
 Node member_node(Node parent, std::string_view key) {
   switch (parent) {
     case Node::process_root:
-    case Node::process:
-      return key == kAffinityKey ? Node::affinity : Node::ignored;
+    case Node::process: return key == kAffinityKey ? Node::affinity : Node::ignored;
     case Node::config_root:
       if (key == "process") return Node::process;
       if (key == "annotations") return Node::annotations;
@@ -117,18 +111,14 @@ Node member_node(Node parent, std::string_view key) {
       if (key == "initial") return Node::initial_list;
       if (key == "final") return Node::final_list;
       return Node::ignored;
-    case Node::annotations:
-      return Node::annotation_value;
+    case Node::annotations: return Node::annotation_value;
     case Node::linux_section:
       if (key == "resources") return Node::resources;
       if (key == "cgroupsPath") return Node::cgroups_path;
       return Node::ignored;
-    case Node::resources:
-      return key == "cpu" ? Node::cpu : Node::ignored;
-    case Node::cpu:
-      return key == "cpus" ? Node::cpus : Node::ignored;
-    default:
-      return Node::ignored;
+    case Node::resources: return key == "cpu" ? Node::cpu : Node::ignored;
+    case Node::cpu: return key == "cpus" ? Node::cpus : Node::ignored;
+    default: return Node::ignored;
   }
 }
 
@@ -138,28 +128,17 @@ std::string_view path_of(Node node) {
   switch (node) {
     case Node::process_root:
     case Node::rewrite_root:
-    case Node::process:
-      return "process";
-    case Node::affinity:
-      return "process.execCPUAffinity";
-    case Node::initial_list:
-      return "process.execCPUAffinity.initial";
-    case Node::final_list:
-      return "process.execCPUAffinity.final";
-    case Node::annotations:
-      return "annotations";
-    case Node::linux_section:
-      return "linux";
-    case Node::resources:
-      return "linux.resources";
-    case Node::cpu:
-      return "linux.resources.cpu";
-    case Node::cpus:
-      return "linux.resources.cpu.cpus";
-    case Node::cgroups_path:
-      return "linux.cgroupsPath";
-    default:
-      return "";
+    case Node::process: return "process";
+    case Node::affinity: return "process.execCPUAffinity";
+    case Node::initial_list: return "process.execCPUAffinity.initial";
+    case Node::final_list: return "process.execCPUAffinity.final";
+    case Node::annotations: return "annotations";
+    case Node::linux_section: return "linux";
+    case Node::resources: return "linux.resources";
+    case Node::cpu: return "linux.resources.cpu";
+    case Node::cpus: return "linux.resources.cpu.cpus";
+    case Node::cgroups_path: return "linux.cgroupsPath";
+    default: return "";
   }
 }
 
@@ -173,10 +152,8 @@ bool holds_object(Node node) {
     case Node::annotations:
     case Node::linux_section:
     case Node::resources:
-    case Node::cpu:
-      return true;
-    default:
-      return false;
+    case Node::cpu: return true;
+    default: return false;
   }
 }
 
@@ -197,8 +174,7 @@ class DocumentReader {
   void on_scalar(JsonType type, std::string_view text) {
     if (skipped_depth_ > 0) return;
     switch (pending_) {
-      case Node::ignored:
-        return;
+      case Node::ignored: return;
       case Node::initial_list:
       case Node::final_list:
       case Node::cpus:
@@ -508,21 +484,11 @@ bool string_token_equals(std::string_view token, std::string_view name) noexcept
     if (c == '\\') {
       const char escape = token[i++];
       switch (escape) {
-        case 'b':
-          c = '\b';
-          break;
-        case 'f':
-          c = '\f';
-          break;
-        case 'n':
-          c = '\n';
-          break;
-        case 'r':
-          c = '\r';
-          break;
-        case 't':
-          c = '\t';
-          break;
+        case 'b': c = '\b'; break;
+        case 'f': c = '\f'; break;
+        case 'n': c = '\n'; break;
+        case 'r': c = '\r'; break;
+        case 't': c = '\t'; break;
         case 'u': {
           int code = 0;
           for (int k = 0; k < 4; ++k) code = code * 16 + hex_value(token[i++]);
@@ -530,9 +496,7 @@ bool string_token_equals(std::string_view token, std::string_view name) noexcept
           c = static_cast<char>(code);
           break;
         }
-        default:
-          c = escape;
-          break;  // \" \\ \/
+        default: c = escape; break;  // \" \\ \/
       }
     }
     if (c != expected) return false;
@@ -598,7 +562,9 @@ TopLevelMember find_top_level_member(std::string_view json, std::string_view key
   return member;
 }
 
-bool is_set(const std::optional<CpuSet>& list) noexcept { return list && !list->empty(); }
+bool is_set(const std::optional<CpuSet>& list) noexcept {
+  return list && !list->empty();
+}
 
 // The compact value written for `affinity`, members in the spec's order.
 std::string affinity_json(const ExecCpuAffinity& affinity) {

@@ -33,7 +33,7 @@ struct ProcessDocument {
 
 // What a bundle's config.json says that matters here.
 struct ConfigDocument {
-  std::optional<ExecCpuAffinity> affinity;          // process.execCPUAffinity
+  std::optional<ExecCpuAffinity> affinity;         // process.execCPUAffinity
   std::map<std::string, std::string> annotations;  // annotations (string values)
   std::optional<CpuSet> cpuset;                    // linux.resources.cpu.cpus
   std::string cgroups_path;                        // linux.cgroupsPath
@@ -47,8 +47,7 @@ struct ConfigDocument {
                                                      std::string_view source);
 
 // Parse a config.json (the process object is under "process").  Same errors.
-[[nodiscard]] ConfigDocument parse_config_document(std::string_view json,
-                                                   std::string_view source);
+[[nodiscard]] ConfigDocument parse_config_document(std::string_view json, std::string_view source);
 
 // The whole file, with an error naming the path and the reason (ENOENT,
 // EACCES, not a regular file, larger than kMaxDocumentBytes).

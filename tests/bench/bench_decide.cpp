@@ -33,30 +33,35 @@ std::string process_json(bool with_field) {
       "\"CAP_CHOWN\",\"CAP_DAC_OVERRIDE\",\"CAP_FSETID\",\"CAP_FOWNER\",\"CAP_SETGID\","
       "\"CAP_SETUID\",\"CAP_SETPCAP\",\"CAP_NET_BIND_SERVICE\",\"CAP_KILL\",\"CAP_IPC_LOCK\","
       "\"CAP_SYS_NICE\",\"CAP_NET_RAW\"";
-  std::string json = "{\"terminal\":false,\"user\":{\"uid\":0,\"gid\":0,\"additionalGids\":[0,1,2]},"
-                     "\"args\":[\"/bin/sh\",\"-c\",\"cat /proc/self/status\"],\"env\":[" +
-                     env + "],\"cwd\":\"/\",\"capabilities\":{\"bounding\":[" + caps +
-                     "],\"effective\":[" + caps + "],\"permitted\":[" + caps +
-                     "]},\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":1048576,\"soft\":1048576}],"
-                     "\"noNewPrivileges\":true,\"apparmorProfile\":\"crio-default\","
-                     "\"oomScoreAdj\":-997,\"selinuxLabel\":\"system_u:system_r:container_t:s0:c4,c5\"";
+  std::string json =
+      "{\"terminal\":false,\"user\":{\"uid\":0,\"gid\":0,\"additionalGids\":[0,1,2]},"
+      "\"args\":[\"/bin/sh\",\"-c\",\"cat /proc/self/status\"],\"env\":[" +
+      env + "],\"cwd\":\"/\",\"capabilities\":{\"bounding\":[" + caps + "],\"effective\":[" + caps +
+      "],\"permitted\":[" + caps +
+      "]},\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":1048576,\"soft\":1048576}],"
+      "\"noNewPrivileges\":true,\"apparmorProfile\":\"crio-default\","
+      "\"oomScoreAdj\":-997,\"selinuxLabel\":\"system_u:system_r:container_t:s0:c4,c5\"";
   if (with_field) json += ",\"execCPUAffinity\":{\"initial\":\"1\"}";
   return json + "}";
 }
 
 std::string config_json(bool opted_in) {
-  std::string annotations = "\"io.kubernetes.pod.name\":\"dpdk-0\",\"io.kubernetes.pod.namespace\":\"ran\"";
+  std::string annotations =
+      "\"io.kubernetes.pod.name\":\"dpdk-0\",\"io.kubernetes.pod.namespace\":\"ran\"";
   for (int i = 0; i < 30; ++i) {
     annotations += ",\"io.kubernetes.cri-o.Annotation" + std::to_string(i) +
                    "\":\"a value that CRI-O writes for every container " + std::to_string(i) + "\"";
   }
   if (opted_in) annotations += ",\"exec-cpu-affinity.execaff.io\":\"first\"";
   return "{\"ociVersion\":\"1.0.2-dev\",\"process\":" + process_json(false) +
-         ",\"root\":{\"path\":\"/var/lib/containers/storage/overlay/abc/merged\"},\"hostname\":\"dpdk-0\","
-         "\"annotations\":{" + annotations +
+         ",\"root\":{\"path\":\"/var/lib/containers/storage/overlay/abc/"
+         "merged\"},\"hostname\":\"dpdk-0\","
+         "\"annotations\":{" +
+         annotations +
          "},\"linux\":{\"resources\":{\"cpu\":{\"shares\":2048,\"quota\":-1,\"period\":100000,"
          "\"cpus\":\"1-3\",\"mems\":\"0\"}},\"cgroupsPath\":\"kubepods-pod1.slice:crio:abc\","
-         "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"ipc\"},{\"type\":\"uts\"},{\"type\":\"mount\"}]}}";
+         "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"ipc\"},{\"type\":\"uts\"},{\"type\":"
+         "\"mount\"}]}}";
 }
 
 struct Files {
@@ -138,7 +143,8 @@ void BM_NodeFacts(benchmark::State& state) {
 BENCHMARK(BM_NodeFacts);
 
 void BM_ParseCpuList(benchmark::State& state) {
-  for (auto _ : state) benchmark::DoNotOptimize(execaff::CpuSet::parse("0-3,8-11,36-39,44-47,1024"));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(execaff::CpuSet::parse("0-3,8-11,36-39,44-47,1024"));
 }
 BENCHMARK(BM_ParseCpuList);
 

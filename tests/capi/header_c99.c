@@ -3,4 +3,6 @@
 #include <execaff/execaff.h>
 
 int execaff_header_check_dummy(void);
-int execaff_header_check_dummy(void) { return EXECAFF_MAX_CPU > 0; }
+int execaff_header_check_dummy(void) {
+  return EXECAFF_MAX_CPU > 0;
+}

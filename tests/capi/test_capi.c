@@ -11,20 +11,21 @@
 #include <string.h>
 #include <unistd.h>
 
+/* After the standard headers: cmocka.h uses size_t, va_list and jmp_buf
+ * without including their headers. */
 #include <cmocka.h>
-
 #include <execaff/execaff.h>
 
-static void test_version(void **state) {
+static void test_version(void** state) {
   (void)state;
   assert_non_null(execaff_version());
   assert_true(strlen(execaff_version()) >= 5);
 }
 
-static void test_cpuset_parse_and_format(void **state) {
-  execaff_cpuset *set = NULL;
-  execaff_error *err = NULL;
-  char *text;
+static void test_cpuset_parse_and_format(void** state) {
+  execaff_cpuset* set = NULL;
+  execaff_error* err = NULL;
+  char* text;
   (void)state;
   assert_int_equal(execaff_cpuset_parse(" 7, 0-3,1024-1025 ", &set, &err), 0);
   assert_null(err);
@@ -38,9 +39,9 @@ static void test_cpuset_parse_and_format(void **state) {
   execaff_cpuset_free(set);
 }
 
-static void test_cpuset_above_1023(void **state) {
-  execaff_cpuset *set = NULL;
-  char *text;
+static void test_cpuset_above_1023(void** state) {
+  execaff_cpuset* set = NULL;
+  char* text;
   (void)state;
   assert_int_equal(execaff_cpuset_parse("65535", &set, NULL), 0);
   assert_int_equal(execaff_cpuset_first(set), 65535);
@@ -50,9 +51,9 @@ static void test_cpuset_above_1023(void **state) {
   execaff_cpuset_free(set);
 }
 
-static void test_cpuset_errors(void **state) {
-  execaff_cpuset *set = (execaff_cpuset *)0x1;
-  execaff_error *err = NULL;
+static void test_cpuset_errors(void** state) {
+  execaff_cpuset* set = (execaff_cpuset*)0x1;
+  execaff_error* err = NULL;
   (void)state;
   assert_int_equal(execaff_cpuset_parse("3-1", &set, &err), -EINVAL);
   assert_null(set); /* output written only on success */
@@ -80,12 +81,12 @@ static const char kConfig[] =
     "\"annotations\":{\"exec-cpu-affinity.execaff.io\":\"first\"},"
     "\"linux\":{\"resources\":{\"cpu\":{\"cpus\":\"1024-1027\"}}}}";
 
-static void test_decide_annotation_first(void **state) {
-  execaff_request *req = NULL;
-  execaff_decision *d = NULL;
-  execaff_error *err = NULL;
-  char *text;
-  char *json;
+static void test_decide_annotation_first(void** state) {
+  execaff_request* req = NULL;
+  execaff_decision* d = NULL;
+  execaff_error* err = NULL;
+  char* text;
+  char* json;
   (void)state;
   assert_int_equal(execaff_request_new(&req, &err), 0);
   assert_int_equal(execaff_request_set_config_json(req, kConfig, strlen(kConfig), &err), 0);
@@ -109,12 +110,12 @@ static void test_decide_annotation_first(void **state) {
   execaff_request_free(req);
 }
 
-static void test_decide_nothing_is_not_pinned(void **state) {
+static void test_decide_nothing_is_not_pinned(void** state) {
   static const char config[] = "{\"process\":{\"args\":[\"sh\"]}}";
   static const char process[] = "{\"args\":[\"true\"],\"cwd\":\"/\"}";
-  execaff_request *req = NULL;
-  execaff_decision *d = NULL;
-  char *json;
+  execaff_request* req = NULL;
+  execaff_decision* d = NULL;
+  char* json;
   (void)state;
   assert_int_equal(execaff_request_new(&req, NULL), 0);
   assert_int_equal(execaff_request_set_config_json(req, config, strlen(config), NULL), 0);
@@ -134,13 +135,12 @@ static void test_decide_nothing_is_not_pinned(void **state) {
   execaff_request_free(req);
 }
 
-static void test_decide_errors(void **state) {
-  static const char bad_field[] =
-      "{\"args\":[\"true\"],\"execCPUAffinity\":{\"initial\":5}}";
+static void test_decide_errors(void** state) {
+  static const char bad_field[] = "{\"args\":[\"true\"],\"execCPUAffinity\":{\"initial\":5}}";
   static const char outside[] = "{\"args\":[\"true\"],\"execCPUAffinity\":{\"final\":\"9\"}}";
-  execaff_request *req = NULL;
-  execaff_decision *d = NULL;
-  execaff_error *err = NULL;
+  execaff_request* req = NULL;
+  execaff_decision* d = NULL;
+  execaff_error* err = NULL;
   (void)state;
   assert_int_equal(execaff_request_new(&req, NULL), 0);
   /* Malformed process JSON is reported at decision time, naming the path. */
@@ -154,8 +154,8 @@ static void test_decide_errors(void **state) {
   assert_int_equal(execaff_request_set_process_json(req, outside, strlen(outside), &err), 0);
   assert_int_equal(execaff_request_set_container_cpuset(req, "1-3", &err), 0);
   assert_int_equal(execaff_decide(NULL, req, &d, &err), -EINVAL);
-  assert_non_null(
-      strstr(execaff_error_message(err), "final affinity \"9\" is not within the container's cpuset \"1-3\""));
+  assert_non_null(strstr(execaff_error_message(err),
+                         "final affinity \"9\" is not within the container's cpuset \"1-3\""));
   execaff_error_free(err);
   err = NULL;
 
@@ -180,12 +180,12 @@ static void test_decide_errors(void **state) {
   execaff_request_free(req);
 }
 
-static void test_apply_to_self(void **state) {
-  execaff_cpuset *mine = NULL;
-  execaff_cpuset *offline = NULL;
-  execaff_error *err = NULL;
+static void test_apply_to_self(void** state) {
+  execaff_cpuset* mine = NULL;
+  execaff_cpuset* offline = NULL;
+  execaff_error* err = NULL;
   char list[64];
-  FILE *status = fopen("/proc/self/status", "r");
+  FILE* status = fopen("/proc/self/status", "r");
   char line[512];
   (void)state;
   list[0] = '\0';
@@ -209,14 +209,14 @@ static void test_apply_to_self(void **state) {
   execaff_cpuset_free(offline);
 }
 
-static void test_process_json_rewrite(void **state) {
+static void test_process_json_rewrite(void** state) {
   static const char config[] =
       "{\"annotations\":{\"exec-cpu-affinity.execaff.io\":\"1\"},"
       "\"linux\":{\"resources\":{\"cpu\":{\"cpus\":\"1\"}}}}";
   static const char process[] = "{\"args\":[\"true\"],\"big\":18446744073709551616}";
-  execaff_request *req = NULL;
-  execaff_decision *d = NULL;
-  char *out = NULL;
+  execaff_request* req = NULL;
+  execaff_decision* d = NULL;
+  char* out = NULL;
   size_t out_len = 0;
   (void)state;
   assert_int_equal(execaff_request_new(&req, NULL), 0);
@@ -234,7 +234,7 @@ static void test_process_json_rewrite(void **state) {
   execaff_request_free(req);
 }
 
-static void test_frees_accept_null(void **state) {
+static void test_frees_accept_null(void** state) {
   (void)state;
   execaff_error_free(NULL);
   execaff_cpuset_free(NULL);

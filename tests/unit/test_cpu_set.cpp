@@ -100,12 +100,15 @@ TEST(CpuSetParse, OddInputs) {
     const char* in;
     const char* out;  // nullptr: error
   } cases[] = {
-      {"0", "0"},           {"00", "0"},        {"007", "7"},
-      {"3,2,1,0", "0-3"},   {"1,3", "1,3"},     {"1-1,1", "1"},
-      {"0-2,3-5", "0-5"},   {"5-9,0-4", "0-9"}, {",,1,,", "1"},
-      {"  0  ,  1  ", "0-1"}, {"0 -1", nullptr}, {"0- 1", nullptr},
-      {"\t1", nullptr},     {"1\n", nullptr},   {"1.5", nullptr},
-      {"1-", nullptr},      {"--1", nullptr},   {"1--2", nullptr},
+      {"0", "0"},           {"00", "0"},
+      {"007", "7"},         {"3,2,1,0", "0-3"},
+      {"1,3", "1,3"},       {"1-1,1", "1"},
+      {"0-2,3-5", "0-5"},   {"5-9,0-4", "0-9"},
+      {",,1,,", "1"},       {"  0  ,  1  ", "0-1"},
+      {"0 -1", nullptr},    {"0- 1", nullptr},
+      {"\t1", nullptr},     {"1\n", nullptr},
+      {"1.5", nullptr},     {"1-", nullptr},
+      {"--1", nullptr},     {"1--2", nullptr},
       {"65535", "65535"},   {"65534-65535", "65534-65535"},
       {"0-65536", nullptr}, {"4294967297", nullptr},
       {"1,a", nullptr},     {"١", nullptr},  // Arabic-Indic digit one
@@ -126,7 +129,8 @@ TEST(CpuSetParse, MessagesSayWhatAndWhere) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), EINVAL);
-    EXPECT_STREQ(e.what(), "invalid CPU list \"0-3,7-5\": range \"7-5\" at offset 4 runs backwards");
+    EXPECT_STREQ(e.what(),
+                 "invalid CPU list \"0-3,7-5\": range \"7-5\" at offset 4 runs backwards");
   }
   try {
     (void)CpuSet::parse("1,70000");

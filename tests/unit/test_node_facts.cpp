@@ -43,9 +43,13 @@ std::string fixtures_dir() {
   return "tests/fixtures";
 }
 
-std::string node_root(const std::string& name) { return fixtures_dir() + "/nodes/" + name; }
+std::string node_root(const std::string& name) {
+  return fixtures_dir() + "/nodes/" + name;
+}
 
-NodeFacts node(const std::string& name) { return NodeFacts(node_root(name)); }
+NodeFacts node(const std::string& name) {
+  return NodeFacts(node_root(name));
+}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);

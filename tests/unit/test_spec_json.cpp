@@ -122,10 +122,8 @@ Tree tree_of(const std::string& json) {
 bool same_value(yajl_val a, yajl_val b) {
   if (a->type != b->type) return false;
   switch (a->type) {
-    case yajl_t_string:
-      return std::string_view(a->u.string) == b->u.string;
-    case yajl_t_number:
-      return std::string_view(a->u.number.r) == b->u.number.r;
+    case yajl_t_string: return std::string_view(a->u.string) == b->u.string;
+    case yajl_t_number: return std::string_view(a->u.number.r) == b->u.number.r;
     case yajl_t_object:
       if (a->u.object.len != b->u.object.len) return false;
       for (std::size_t i = 0; i < a->u.object.len; ++i) {
@@ -141,8 +139,7 @@ bool same_value(yajl_val a, yajl_val b) {
         if (!same_value(a->u.array.values[i], b->u.array.values[i])) return false;
       }
       return true;
-    default:
-      return true;  // true, false, null
+    default: return true;  // true, false, null
   }
 }
 
@@ -216,7 +213,9 @@ struct ProcessCase {
   bool has_affinity;
 };
 
-void PrintTo(const ProcessCase& c, std::ostream* out) { *out << printable(c.json); }
+void PrintTo(const ProcessCase& c, std::ostream* out) {
+  *out << printable(c.json);
+}
 
 class ProcessDocumentReads : public ::testing::TestWithParam<ProcessCase> {};
 
@@ -314,7 +313,9 @@ struct ErrorCase {
   std::string_view message;  // after "<source>: "
 };
 
-void PrintTo(const ErrorCase& c, std::ostream* out) { *out << printable(c.json); }
+void PrintTo(const ErrorCase& c, std::ostream* out) {
+  *out << printable(c.json);
+}
 
 class ProcessDocumentRefuses : public ::testing::TestWithParam<ErrorCase> {};
 
@@ -419,7 +420,9 @@ struct MalformedCase {
   std::size_t offset;
 };
 
-void PrintTo(const MalformedCase& c, std::ostream* out) { *out << printable(c.json); }
+void PrintTo(const MalformedCase& c, std::ostream* out) {
+  *out << printable(c.json);
+}
 
 class MalformedJson : public ::testing::TestWithParam<MalformedCase> {};
 

@@ -44,7 +44,7 @@ extern "C" {
 #define EXECAFF_ANNOTATION "exec-cpu-affinity.execaff.io"
 
 /* "MAJOR.MINOR.PATCH" of the library that is loaded. */
-EXECAFF_PUBLIC const char *execaff_version(void);
+EXECAFF_PUBLIC const char* execaff_version(void);
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -52,10 +52,10 @@ typedef struct execaff_error execaff_error;
 
 /* The full message, e.g. `final affinity "5" is not within the container's
  * cpuset "2-3"`.  Valid until execaff_error_free. */
-EXECAFF_PUBLIC const char *execaff_error_message(const execaff_error *err);
+EXECAFF_PUBLIC const char* execaff_error_message(const execaff_error* err);
 /* The negative errno the failing call returned. */
-EXECAFF_PUBLIC int execaff_error_code(const execaff_error *err);
-EXECAFF_PUBLIC void execaff_error_free(execaff_error *err);
+EXECAFF_PUBLIC int execaff_error_code(const execaff_error* err);
+EXECAFF_PUBLIC void execaff_error_free(execaff_error* err);
 
 /* ---- CPU sets ---------------------------------------------------------- */
 
@@ -64,16 +64,16 @@ typedef struct execaff_cpuset execaff_cpuset;
 /* Parses a cpuset list ("0-3,7").  An empty string parses to an empty set,
  * which the field's rules read as "not set".  -EINVAL on a malformed list,
  * -ERANGE on a CPU above EXECAFF_MAX_CPU. */
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_cpuset_parse(const char *list, execaff_cpuset **out,
-                                                          execaff_error **err);
-EXECAFF_PUBLIC void execaff_cpuset_free(execaff_cpuset *set);
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_cpuset_parse(const char* list, execaff_cpuset** out,
+                                                          execaff_error** err);
+EXECAFF_PUBLIC void execaff_cpuset_free(execaff_cpuset* set);
 /* Canonical list form (sorted, merged ranges, no spaces) in a buffer the
  * caller frees with free(); NULL only when out of memory. */
-EXECAFF_PUBLIC char *execaff_cpuset_format(const execaff_cpuset *set);
-EXECAFF_PUBLIC size_t execaff_cpuset_count(const execaff_cpuset *set);
+EXECAFF_PUBLIC char* execaff_cpuset_format(const execaff_cpuset* set);
+EXECAFF_PUBLIC size_t execaff_cpuset_count(const execaff_cpuset* set);
 /* The lowest CPU id, or -1 for an empty set. */
-EXECAFF_PUBLIC int execaff_cpuset_first(const execaff_cpuset *set);
-EXECAFF_PUBLIC int execaff_cpuset_contains(const execaff_cpuset *set, unsigned cpu);
+EXECAFF_PUBLIC int execaff_cpuset_first(const execaff_cpuset* set);
+EXECAFF_PUBLIC int execaff_cpuset_contains(const execaff_cpuset* set, unsigned cpu);
 
 /* ---- node facts -------------------------------------------------------- */
 
@@ -81,79 +81,80 @@ typedef struct execaff_context execaff_context;
 
 /* Reads nothing yet: node facts are read on every decision, from live
  * files under root ("/" when NULL), never cached across decisions. */
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_context_new(const char *root, execaff_context **out,
-                                                         execaff_error **err);
-EXECAFF_PUBLIC void execaff_context_free(execaff_context *ctx);
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_context_new(const char* root, execaff_context** out,
+                                                         execaff_error** err);
+EXECAFF_PUBLIC void execaff_context_free(execaff_context* ctx);
 
 /* ---- requests: what is known about one exec ---------------------------- */
 
 typedef struct execaff_request execaff_request;
 
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_new(execaff_request **out, execaff_error **err);
-EXECAFF_PUBLIC void execaff_request_free(execaff_request *req);
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_new(execaff_request** out,
+                                                         execaff_error** err);
+EXECAFF_PUBLIC void execaff_request_free(execaff_request* req);
 
 /* The exec's process object (the `exec --process FILE` document). */
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_process_json(execaff_request *req,
-                                                                      const char *json, size_t len,
-                                                                      execaff_error **err);
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_process_file(execaff_request *req,
-                                                                      const char *path,
-                                                                      execaff_error **err);
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_process_json(execaff_request* req,
+                                                                      const char* json, size_t len,
+                                                                      execaff_error** err);
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_process_file(execaff_request* req,
+                                                                      const char* path,
+                                                                      execaff_error** err);
 /* The container's config.json: its process.execCPUAffinity is the default
  * for execs that carry none, its annotations carry the pod's opt-in, its
  * linux.resources.cpu.cpus the cpuset when the cgroup cannot be read. */
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_config_json(execaff_request *req,
-                                                                     const char *json, size_t len,
-                                                                     execaff_error **err);
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_config_file(execaff_request *req,
-                                                                     const char *path,
-                                                                     execaff_error **err);
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_config_json(execaff_request* req,
+                                                                     const char* json, size_t len,
+                                                                     execaff_error** err);
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_config_file(execaff_request* req,
+                                                                     const char* path,
+                                                                     execaff_error** err);
 /* The container's live cpuset as a list, when the caller knows it. */
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_container_cpuset(execaff_request *req,
-                                                                          const char *list,
-                                                                          execaff_error **err);
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_container_cpuset(execaff_request* req,
+                                                                          const char* list,
+                                                                          execaff_error** err);
 /* A pid in the container (its init): its cgroup gives the live cpuset. */
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_container_pid(execaff_request *req,
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_container_pid(execaff_request* req,
                                                                        pid_t pid,
-                                                                       execaff_error **err);
+                                                                       execaff_error** err);
 /* The CPUs the caller runs on; when never set, the calling thread's own
  * affinity at decision time. */
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_caller_cpus(execaff_request *req,
-                                                                     const char *list,
-                                                                     execaff_error **err);
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_caller_cpus(execaff_request* req,
+                                                                     const char* list,
+                                                                     execaff_error** err);
 /* The node's housekeeping CPUs when configured (kubelet reservedSystemCPUs);
  * otherwise they are the caller's CPUs less the isolated ones. */
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_housekeeping_cpus(execaff_request *req,
-                                                                           const char *list,
-                                                                           execaff_error **err);
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_housekeeping_cpus(execaff_request* req,
+                                                                           const char* list,
+                                                                           execaff_error** err);
 /* The runtime handler's default for pods without the annotation: one of
  * the annotation's values ("first", "first-core", a CPU list, "disable"). */
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_handler_default(execaff_request *req,
-                                                                         const char *value,
-                                                                         execaff_error **err);
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_handler_default(execaff_request* req,
+                                                                         const char* value,
+                                                                         execaff_error** err);
 
 /* ---- decisions --------------------------------------------------------- */
 
 typedef struct execaff_decision execaff_decision;
 
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_decide(const execaff_context *ctx,
-                                                    const execaff_request *req,
-                                                    execaff_decision **out, execaff_error **err);
-EXECAFF_PUBLIC void execaff_decision_free(execaff_decision *d);
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_decide(const execaff_context* ctx,
+                                                    const execaff_request* req,
+                                                    execaff_decision** out, execaff_error** err);
+EXECAFF_PUBLIC void execaff_decision_free(execaff_decision* d);
 
 /* 1 when the exec is to be pinned, 0 when it is left exactly alone. */
-EXECAFF_PUBLIC int execaff_decision_is_pinned(const execaff_decision *d);
+EXECAFF_PUBLIC int execaff_decision_is_pinned(const execaff_decision* d);
 /* The decided sets, or NULL when that stage is not touched.  Owned by d. */
-EXECAFF_PUBLIC const execaff_cpuset *execaff_decision_initial(const execaff_decision *d);
-EXECAFF_PUBLIC const execaff_cpuset *execaff_decision_final(const execaff_decision *d);
+EXECAFF_PUBLIC const execaff_cpuset* execaff_decision_initial(const execaff_decision* d);
+EXECAFF_PUBLIC const execaff_cpuset* execaff_decision_final(const execaff_decision* d);
 /* Which input decided: "none", "process", "config", "annotation",
  * "handler-default".  Static storage. */
-EXECAFF_PUBLIC const char *execaff_decision_source(const execaff_decision *d);
+EXECAFF_PUBLIC const char* execaff_decision_source(const execaff_decision* d);
 /* A sentence saying why.  Owned by d. */
-EXECAFF_PUBLIC const char *execaff_decision_reason(const execaff_decision *d);
+EXECAFF_PUBLIC const char* execaff_decision_reason(const execaff_decision* d);
 /* The decision as a JSON object ({"pinned", "initial", "final", "source",
  * "reason", ...}); the caller frees it with free().  NULL on out of memory. */
-EXECAFF_PUBLIC char *execaff_decision_to_json(const execaff_decision *d);
+EXECAFF_PUBLIC char* execaff_decision_to_json(const execaff_decision* d);
 
 /* ---- applying ---------------------------------------------------------- */
 
@@ -161,24 +162,24 @@ EXECAFF_PUBLIC char *execaff_decision_to_json(const execaff_decision *d);
  * and fail, naming the stage, the pid, the CPUs asked and those the kernel
  * gave, when the kernel refused or clipped.  A stage the decision leaves
  * unset is a successful no-op. */
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_apply_initial(const execaff_decision *d, pid_t pid,
-                                                           execaff_error **err);
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_apply_final(const execaff_decision *d, pid_t pid,
-                                                         execaff_error **err);
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_apply_initial(const execaff_decision* d, pid_t pid,
+                                                           execaff_error** err);
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_apply_final(const execaff_decision* d, pid_t pid,
+                                                         execaff_error** err);
 /* The same for any set; `stage` only labels messages. */
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_apply_cpuset(const execaff_cpuset *set, pid_t pid,
-                                                          const char *stage, execaff_error **err);
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_apply_cpuset(const execaff_cpuset* set, pid_t pid,
+                                                          const char* stage, execaff_error** err);
 
 /* ---- process files ----------------------------------------------------- */
 
 /* Returns a copy of the process JSON with process.execCPUAffinity replaced
  * by the decision's sets (removed when the decision pins nothing), every
  * other byte unchanged.  *out is NUL-terminated; free it with free(). */
-EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_process_json_with_decision(const char *json,
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_process_json_with_decision(const char* json,
                                                                         size_t len,
-                                                                        const execaff_decision *d,
-                                                                        char **out, size_t *out_len,
-                                                                        execaff_error **err);
+                                                                        const execaff_decision* d,
+                                                                        char** out, size_t* out_len,
+                                                                        execaff_error** err);
 
 #ifdef __cplusplus
 }
