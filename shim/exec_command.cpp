@@ -234,11 +234,27 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
         (config.early_cpuset_join == EarlyJoinMode::automatic && kernel_resets_affinity_on_join());
     if (early && decision.initial) {
       if (const auto cpuset = node.cgroup_cpuset_of_pid(state->init_pid)) {
+        // Stand on a CPU the cpuset keeps before joining it.  The attach
+        // resets the mask to the cpuset and moves a task running outside it
+        // at once, to a CPU cpumask_any_and_distribute() picks — an isolated
+        // one as likely as not (seen in the proof harness on 6.1: the shim
+        // on CPU 2 or 3 for a few ms).  Already on initial ∩ cpuset (= F for
+        // exclusive CPUs), the attach leaves it where it is.
+        const CpuSet inside = decision.initial->intersected_with(cpuset->cpus);
+        if (!inside.empty()) {
+          try {
+            (void)apply_affinity(0, inside, "initial");
+          } catch (const Error& e) {
+            log.debug_line(std::string("could not stand on ") + inside.format() +
+                           " before the early join: " + e.what());
+          }
+        }
         join_cgroup_of(cpuset->file);
         log.debug_line("joined the container's cpuset early (" + cpuset->file +
-                       "): the kernel resets affinity on a cpuset join before 6.2");
+                       ") so the runtime's join cannot reset the mask (kernels before 6.2)");
       }
     }
+
   }
   if (decision.initial) {
     // Inherited across execve and fork by the runtime and every helper it
