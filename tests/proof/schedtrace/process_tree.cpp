@@ -365,7 +365,13 @@ RunAnalysis classify_run(const std::vector<TraceEvent>& events, const ClassifyOp
 
   auto close = [&out, &open](unsigned cpu, std::int64_t ts) {
     if (const auto it = open.find(cpu); it != open.end()) {
-      out.residencies[it->second].duration = ts - out.residencies[it->second].ts;
+      Residency& r = out.residencies[it->second];
+      r.duration = ts - r.ts;
+      // A piece split off at a join and closed at the same instant ran for
+      // no time: the task was being switched out as it joined (e.g. the
+      // stopper moving it, whose migration the join refinement above may
+      // take as the join itself).  No time on a CPU is no violation there.
+      if (r.entry == Entry::join && r.duration == 0) r.violation = false;
       open.erase(it);
     }
   };

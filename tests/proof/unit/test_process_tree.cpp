@@ -292,6 +292,31 @@ TEST(Classify, JoinWhileRunningSplitsTheResidency) {
   EXPECT_EQ(joined.duration, ms(1.4) - ms(1.3));
 }
 
+// Seen in the proof harness on 6.1: the shim stands on F before its early
+// cpuset join, so the stopper moves it from CPU 0 to 1 — a move into the
+// cpuset the join refinement takes as the join — and switches it out at the
+// same instant.  The piece split off at that join ran for no time on CPU 0:
+// not a violation.  Time it does spend there afterwards still is one.
+TEST(Classify, AJoinSplitClosedAtOnceIsNoResidency) {
+  TraceBuilder b;
+  b.exec(1.0, 0, "execaff-shim", 500, "/usr/bin/execaff-shim")
+      .sw(1.1, 0, "swapper/0", 0, "execaff-shim", 500)
+      .migrate(1.2, 0, "migration/0", 15, "execaff-shim", 500, 0, 1)
+      .sw(1.2, 0, "execaff-shim", 500, "migration/0", 15)
+      .sw(1.21, 1, "swapper/1", 0, "execaff-shim", 500)
+      .attach(1.3, 1, "execaff-shim", 500, 0, "/c", 500, "execaff-shim");
+  ClassifyOptions o = vm_options(500, 0);
+  o.policy.initial = CpuList::parse("0-1");
+  const RunAnalysis r = classify(b, o);
+  EXPECT_EQ(task(r, 500).join_ts, ms(1.2));
+  const Residency& split = at(r, 1.2);
+  EXPECT_EQ(split.cpu, 0u);
+  EXPECT_EQ(split.duration, 0);
+  EXPECT_FALSE(split.violation);
+  EXPECT_EQ(at(r, 1.21).phase, Phase::window);
+  EXPECT_FALSE(at(r, 1.21).violation);
+}
+
 TEST(Classify, PidReuseGetsANewTask) {
   TraceBuilder b;
   b.exec(1.0, 0, "rt", 700, "/usr/bin/rt")
