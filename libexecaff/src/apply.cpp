@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -63,6 +64,17 @@ std::vector<pid_t> thread_ids(pid_t pid) {
   return tids;
 }
 
+// Whether pid has no thread but its main one.  procfs counts a task's
+// threads into the link count of /proc/<pid>/task (2 + threads,
+// proc_task_getattr() in fs/proc/base.c): one stat instead of listing the
+// directory, for the common case of a runtime's blocked single-threaded
+// child.  false when it cannot tell; the caller lists the threads then.
+bool is_single_threaded(pid_t pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/task";
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && st.st_nlink == 3;
+}
+
 // Why the kernel would refuse `cpus` for pid: the facts it checks, read
 // back so the message says which one failed.
 std::string refusal_reason(pid_t pid, const CpuSet& cpus, int code) {
@@ -119,6 +131,7 @@ CpuSet apply_affinity(pid_t pid, const CpuSet& cpus, std::string_view stage) {
   const pid_t target = pid == 0 ? ::getpid() : pid;
   // The main thread first: threads it creates from now on inherit the mask.
   CpuSet given = set_thread(target, target, cpus, stage);
+  if (is_single_threaded(target)) return given;
   // Then every other thread, again until a pass finds none it has not set:
   // a thread created by a not-yet-updated thread inherits the old mask
   // (sched_setaffinity(2) changes one thread; runc init is multi-threaded).

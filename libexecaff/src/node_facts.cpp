@@ -2,9 +2,12 @@
 #include "node_facts.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -29,23 +32,37 @@ std::string_view trim_trailing_space(std::string_view text) noexcept {
   return text;
 }
 
-std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t end = text.find(separator, start);
+// The parts of `text` between `separator`s, in order, one at a time and
+// without allocating: mountinfo on a busy node has thousands of lines, and
+// this runs on the exec path.  An empty text is one empty part, as is the
+// text after a trailing separator.
+class Parts {
+ public:
+  Parts(std::string_view text, char separator) noexcept : rest_(text), separator_(separator) {}
+
+  // The next part, or nullopt after the last one.
+  [[nodiscard]] std::optional<std::string_view> next() noexcept {
+    if (done_) return std::nullopt;
+    const std::size_t end = rest_.find(separator_);
     if (end == std::string_view::npos) {
-      parts.push_back(text.substr(start));
-      return parts;
+      done_ = true;
+      return rest_;
     }
-    parts.push_back(text.substr(start, end - start));
-    start = end + 1;
+    const std::string_view part = rest_.substr(0, end);
+    rest_.remove_prefix(end + 1);
+    return part;
   }
-}
+
+ private:
+  std::string_view rest_;
+  char separator_;
+  bool done_ = false;
+};
 
 bool contains_item(std::string_view list, std::string_view item, char separator) {
-  for (const std::string_view part : split(list, separator)) {
-    if (part == item) return true;
+  Parts parts(list, separator);
+  while (const auto part = parts.next()) {
+    if (*part == item) return true;
   }
   return false;
 }
@@ -237,11 +254,13 @@ std::string unescape_mountinfo(std::string_view field) {
   return out;
 }
 
+// One line of mountinfo, as views into its text; the two paths are still
+// escaped ("\\040" for a space), which compares just as well.
 struct Mount {
-  std::string root;         // the part of the filesystem mounted (field 4)
-  std::string mount_point;  // field 5
-  std::string fstype;
-  std::string super_options;
+  std::string_view root;         // the part of the filesystem mounted (field 4)
+  std::string_view mount_point;  // field 5
+  std::string_view fstype;
+  std::string_view super_options;
 };
 
 // The lines of mountinfo (proc(5)): "id parent major:minor root mount-point
@@ -249,23 +268,34 @@ struct Mount {
 std::vector<Mount> parse_mountinfo(const std::string& path, std::string_view text) {
   std::vector<Mount> mounts;
   std::size_t line_number = 0;
-  for (const std::string_view line : split(text, '\n')) {
+  Parts lines(text, '\n');
+  while (const auto line = lines.next()) {
     ++line_number;
-    if (line.empty()) continue;
-    const std::vector<std::string_view> fields = split(line, ' ');
-    std::size_t separator = 6;
-    while (separator < fields.size() && fields[separator] != "-") ++separator;
-    if (separator + 3 >= fields.size()) {
-      throw Error(EINVAL, path + ": line " + std::to_string(line_number) + " " + quoted(line) +
+    if (line->empty()) continue;
+    // Fields 4 and 5, then the "-" that ends the optional fields (from the
+    // seventh on), then fstype, source and super options.
+    std::string_view fields[4];
+    std::size_t index = 0;
+    std::size_t after_separator = 0;  // fields seen after "-"
+    Parts words(*line, ' ');
+    while (const auto word = words.next()) {
+      if (index == 3) fields[0] = *word;
+      if (index == 4) fields[1] = *word;
+      if (after_separator > 0) {
+        if (after_separator == 1) fields[2] = *word;
+        if (after_separator == 3) fields[3] = *word;
+        ++after_separator;
+      } else if (index >= 6 && *word == "-") {
+        after_separator = 1;
+      }
+      ++index;
+    }
+    if (after_separator < 4) {
+      throw Error(EINVAL, path + ": line " + std::to_string(line_number) + " " + quoted(*line) +
                               " is not \"id parent dev root mount-point options ... - fstype "
                               "source super-options\"");
     }
-    Mount mount;
-    mount.root = unescape_mountinfo(fields[3]);
-    mount.mount_point = unescape_mountinfo(fields[4]);
-    mount.fstype = std::string(fields[separator + 1]);
-    mount.super_options = std::string(fields[separator + 3]);
-    mounts.push_back(std::move(mount));
+    mounts.push_back({fields[0], fields[1], fields[2], fields[3]});
   }
   return mounts;
 }
@@ -286,10 +316,12 @@ bool is_covered(const std::vector<Mount>& mounts, std::size_t index) {
 // it and so outside every mount we can see.
 std::optional<std::string> cgroup_dir(const Mount& mount, std::string_view cgroup_path) {
   if (cgroup_path.empty() || cgroup_path.front() != '/') return std::nullopt;
-  for (const std::string_view part : split(cgroup_path, '/')) {
-    if (part == "..") return std::nullopt;
+  Parts parts(cgroup_path, '/');
+  while (const auto part = parts.next()) {
+    if (*part == "..") return std::nullopt;
   }
-  std::string_view mount_root = mount.root;
+  const std::string root = unescape_mountinfo(mount.root);
+  std::string_view mount_root = root;
   while (!mount_root.empty() && mount_root.back() == '/') mount_root.remove_suffix(1);
   std::string_view relative = cgroup_path;
   if (!mount_root.empty()) {
@@ -297,20 +329,15 @@ std::optional<std::string> cgroup_dir(const Mount& mount, std::string_view cgrou
     relative = cgroup_path.substr(mount_root.size());
     if (!relative.empty() && relative.front() != '/') return std::nullopt;
   }
-  return join_path(mount.mount_point, relative);
+  return join_path(unescape_mountinfo(mount.mount_point), relative);
 }
-
-// One line of /proc/<pid>/cgroup: "hierarchy-ID:controller-list:path".
-struct CgroupLine {
-  std::string_view hierarchy;
-  std::string_view controllers;
-  std::string_view path;
-};
 
 std::vector<CgroupLine> parse_pid_cgroup(const std::string& path, std::string_view text) {
   std::vector<CgroupLine> lines;
   std::size_t line_number = 0;
-  for (const std::string_view line : split(text, '\n')) {
+  Parts text_lines(text, '\n');
+  while (const auto next_line = text_lines.next()) {
+    const std::string_view line = *next_line;
     ++line_number;
     if (line.empty()) continue;
     // The path is last and may itself hold ':'.
@@ -342,6 +369,22 @@ CpuSet read_required_mask(const std::string& root, std::string_view name) {
   CpuSet cpus = parse_list_of(path, trim_trailing_space(text));
   if (cpus.empty()) throw Error(EINVAL, path + ": names no CPU");
   return cpus;
+}
+
+// Whether `path` is the root of a mounted filesystem of type `magic`.
+bool is_filesystem(const std::string& path, long magic) {
+  struct statfs fs {};
+  return ::statfs(path.c_str(), &fs) == 0 && fs.f_type == magic;
+}
+
+// Whether `procs` (a cgroup.procs file) lists `pid`.
+bool lists_pid(std::string_view procs, pid_t pid) {
+  const std::string wanted = std::to_string(pid);
+  Parts lines(procs, '\n');
+  while (const auto line = lines.next()) {
+    if (*line == wanted) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -417,7 +460,73 @@ CpuSet NodeFacts::thread_siblings(unsigned cpu) const {
   return parse_list_of(under_root(root_, path), *text);
 }
 
+std::optional<CgroupCpuset> NodeFacts::read_cgroup_cpuset(const std::string& file) const {
+  const std::optional<std::string> text = read_optional(file);
+  if (!text) return std::nullopt;
+  const std::string full = under_root(root_, file);
+  CpuSet cpus = parse_list_of(full, *text);
+  // A cgroup holding a task never has an empty cpuset (the kernel moves
+  // tasks out before emptying one), and callers rely on that.
+  if (cpus.empty()) throw Error(EINVAL, full + ": the cgroup's cpuset is empty");
+  return CgroupCpuset{std::move(cpus), full};
+}
+
+// The cgroup mounts almost every node has, tried before mountinfo: the
+// kernel renders mountinfo whole on every read, which costs 50-100 us for
+// the 22 mounts of the CI machine and grows with every pod's mounts on a
+// node, on the path of every pinned exec.  Here: two statfs and two small
+// reads.  A mount counts only when it is the cgroup filesystem the line
+// needs and the directory it gives lists the pid in cgroup.procs, so a
+// bind mount of a subtree, a tmpfs over it or a missing cgroup sends the
+// caller to mountinfo.  The outer nullopt says "not decided here".
+std::optional<std::optional<CgroupCpuset>> NodeFacts::cgroup_cpuset_at_usual_mounts(
+    const std::vector<CgroupLine>& lines, pid_t pid) const {
+  const auto cgroup_of_pid = [&](std::string_view mount, long magic,
+                                 std::string_view cgroup_path) -> std::optional<std::string> {
+    const std::string mount_point = under_root(root_, mount);
+    if (!is_filesystem(mount_point, magic)) return std::nullopt;
+    Parts parts(cgroup_path, '/');
+    while (const auto part = parts.next()) {
+      if (*part == "..") return std::nullopt;
+    }
+    std::string dir = join_path(mount, cgroup_path);
+    const std::optional<std::string> procs = read_optional(join_path(dir, "cgroup.procs"));
+    if (!procs || !lists_pid(*procs, pid)) return std::nullopt;
+    return dir;
+  };
+
+  for (const CgroupLine& line : lines) {
+    if (line.hierarchy == "0" || !contains_item(line.controllers, "cpuset", ',')) continue;
+    const auto dir = cgroup_of_pid("/sys/fs/cgroup/cpuset", CGROUP_SUPER_MAGIC, line.path);
+    if (!dir) return std::nullopt;
+    // The same files, in the same order, as through mountinfo below; a
+    // mount without them ("noprefix", another controller) is left to it.
+    if (auto found = read_cgroup_cpuset(join_path(*dir, "cpuset.effective_cpus"))) return found;
+    if (auto found = read_cgroup_cpuset(join_path(*dir, "cpuset.cpus"))) return found;
+    return std::nullopt;
+  }
+  for (const CgroupLine& line : lines) {
+    if (line.hierarchy != "0" || !line.controllers.empty()) continue;
+    const auto dir = cgroup_of_pid("/sys/fs/cgroup", CGROUP2_SUPER_MAGIC, line.path);
+    if (!dir) return std::nullopt;
+    const std::optional<std::string> controllers = read_optional(join_path(*dir, "cgroup.controllers"));
+    if (!controllers) return std::nullopt;
+    if (!contains_item(*controllers, "cpuset", ' ')) return std::optional<CgroupCpuset>();
+    if (auto found = read_cgroup_cpuset(join_path(*dir, "cpuset.cpus.effective"))) return found;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::optional<CgroupCpuset> NodeFacts::cgroup_cpuset_of_pid(pid_t pid) const {
+  return find_cgroup_cpuset(pid, true);
+}
+
+std::optional<CgroupCpuset> NodeFacts::cgroup_cpuset_of_pid_by_mountinfo(pid_t pid) const {
+  return find_cgroup_cpuset(pid, false);
+}
+
+std::optional<CgroupCpuset> NodeFacts::find_cgroup_cpuset(pid_t pid, bool try_usual_mounts) const {
   if (pid <= 0) throw Error(EINVAL, "invalid pid " + std::to_string(pid));
 
   const std::string pid_cgroup_path = under_root(root_, "/proc/" + std::to_string(pid) + "/cgroup");
@@ -431,6 +540,9 @@ std::optional<CgroupCpuset> NodeFacts::cgroup_cpuset_of_pid(pid_t pid) const {
     throw_read_error(pid_cgroup_path, code);
   }
   const std::vector<CgroupLine> lines = parse_pid_cgroup(pid_cgroup_path, pid_cgroup_text);
+  if (try_usual_mounts) {
+    if (auto found = cgroup_cpuset_at_usual_mounts(lines, pid)) return *found;
+  }
 
   const std::string mountinfo_path = under_root(root_, "/proc/self/mountinfo");
   std::string mountinfo_text;
@@ -439,16 +551,6 @@ std::optional<CgroupCpuset> NodeFacts::cgroup_cpuset_of_pid(pid_t pid) const {
   }
   const std::vector<Mount> mounts = parse_mountinfo(mountinfo_path, mountinfo_text);
 
-  const auto read_cpuset = [this](const std::string& file) -> std::optional<CgroupCpuset> {
-    const std::optional<std::string> text = read_optional(file);
-    if (!text) return std::nullopt;
-    const std::string full = under_root(root_, file);
-    CpuSet cpus = parse_list_of(full, *text);
-    // A cgroup holding a task never has an empty cpuset (the kernel moves
-    // tasks out before emptying one), and callers rely on that.
-    if (cpus.empty()) throw Error(EINVAL, full + ": the cgroup's cpuset is empty");
-    return CgroupCpuset{std::move(cpus), full};
-  };
 
   // cgroup v1: the cpuset hierarchy, when mounted, is where the controller
   // lives; it cannot also be on the v2 hierarchy.
@@ -468,9 +570,9 @@ std::optional<CgroupCpuset> NodeFacts::cgroup_cpuset_of_pid(pid_t pid) const {
       // effective_cpus appeared in Linux 3.17 with the default hierarchy's
       // cpuset rework; before it, cpus was the only mask.
       const std::string effective = join_path(*dir, prefix + "effective_cpus");
-      if (auto found = read_cpuset(effective)) return found;
+      if (auto found = read_cgroup_cpuset(effective)) return found;
       const std::string configured = join_path(*dir, prefix + "cpus");
-      if (auto found = read_cpuset(configured)) return found;
+      if (auto found = read_cgroup_cpuset(configured)) return found;
       throw Error(ENOENT, under_root(root_, effective) + ": " + errno_text(ENOENT) +
                               ", nor is there " + prefix + "cpus (the cgroup of pid " +
                               std::to_string(pid) + " is gone or not visible here)");
@@ -495,7 +597,7 @@ std::optional<CgroupCpuset> NodeFacts::cgroup_cpuset_of_pid(pid_t pid) const {
       }
       if (!contains_item(*controllers, "cpuset", ' ')) return std::nullopt;
       const std::string effective = join_path(*dir, "cpuset.cpus.effective");
-      if (auto found = read_cpuset(effective)) return found;
+      if (auto found = read_cgroup_cpuset(effective)) return found;
       throw Error(ENOENT, under_root(root_, effective) + ": " + errno_text(ENOENT));
     }
   }

@@ -9,6 +9,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "cpu_set.hpp"
 
@@ -24,6 +26,14 @@ struct IsolatedCpus {
 struct CgroupCpuset {
   CpuSet cpus;
   std::string file;  // e.g. "/sys/fs/cgroup/cpuset/kubepods/pod1/ctr/cpuset.effective_cpus"
+};
+
+// One line of /proc/<pid>/cgroup, "hierarchy-ID:controller-list:path", as
+// views into the file's text.
+struct CgroupLine {
+  std::string_view hierarchy;
+  std::string_view controllers;
+  std::string_view path;
 };
 
 class NodeFacts {
@@ -45,17 +55,26 @@ class NodeFacts {
   [[nodiscard]] CpuSet thread_siblings(unsigned cpu) const;
 
   // The effective cpuset of the cgroup that pid is in, from /proc/<pid>/cgroup
-  // and the cgroup mounts in /proc/self/mountinfo: cgroup v1 (the cpuset
+  // and the cgroup mounts (the usual ones first, else those that
+  // /proc/self/mountinfo lists): cgroup v1 (the cpuset
   // hierarchy's cpuset.effective_cpus, else cpuset.cpus) or v2
   // (cpuset.cpus.effective).  nullopt when no cpuset controller is mounted
   // or the pid has no cpuset cgroup; Error(ENOENT/ESRCH) when the pid is gone.
   [[nodiscard]] std::optional<CgroupCpuset> cgroup_cpuset_of_pid(pid_t pid) const;
+  // The same through mountinfo alone: what the usual-mount shortcut of
+  // cgroup_cpuset_of_pid must agree with (tests/unit/test_node_facts.cpp).
+  [[nodiscard]] std::optional<CgroupCpuset> cgroup_cpuset_of_pid_by_mountinfo(pid_t pid) const;
 
   [[nodiscard]] const std::string& root() const noexcept { return root_; }
 
  private:
   // root_ + path, read whole, trailing whitespace removed; nullopt if absent.
   [[nodiscard]] std::optional<std::string> read_optional(const std::string& path) const;
+  // A cgroup cpuset file (root_-relative); nullopt if absent.
+  [[nodiscard]] std::optional<CgroupCpuset> read_cgroup_cpuset(const std::string& file) const;
+  [[nodiscard]] std::optional<CgroupCpuset> find_cgroup_cpuset(pid_t pid, bool try_usual_mounts) const;
+  [[nodiscard]] std::optional<std::optional<CgroupCpuset>> cgroup_cpuset_at_usual_mounts(
+      const std::vector<CgroupLine>& lines, pid_t pid) const;
   std::string root_;
 };
 

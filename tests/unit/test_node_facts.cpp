@@ -3,9 +3,14 @@
 // there), against small trees written per test for odd command lines and
 // mount tables, and against this machine's own root.
 #include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
+#include <cstring>
 
 #include <cerrno>
 #include <cstdlib>
@@ -648,6 +653,57 @@ TEST(RealRoot, OwnCgroupCpuset) {
   EXPECT_EQ(cpuset->file.find("//"), std::string::npos) << cpuset->file;
   const std::string text = slurp(cpuset->file);
   EXPECT_EQ(CpuSet::parse(text.substr(0, text.find('\n'))), cpuset->cpus);
+}
+
+// The shortcut through /sys/fs/cgroup{,/cpuset} must find what mountinfo
+// finds: for this process, and as root for a child in a cpuset cgroup of
+// its own (a container's place in the hierarchy).
+TEST(RealRoot, UsualMountsAgreeWithMountinfo) {
+  const NodeFacts facts;
+  const auto usual = facts.cgroup_cpuset_of_pid(::getpid());
+  const auto by_mountinfo = facts.cgroup_cpuset_of_pid_by_mountinfo(::getpid());
+  ASSERT_EQ(usual.has_value(), by_mountinfo.has_value());
+  if (usual) {
+    EXPECT_EQ(usual->cpus, by_mountinfo->cpus);
+    EXPECT_EQ(usual->file, by_mountinfo->file);
+  }
+
+  const std::string parent = "/sys/fs/cgroup/cpuset";
+  if (::geteuid() != 0 || ::access((parent + "/cpuset.cpus").c_str(), W_OK) != 0) {
+    GTEST_SKIP() << "a cgroup of its own needs root and the cpuset v1 hierarchy at " << parent;
+  }
+  const std::string dir = parent + "/execaff-test-" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0) << dir << ": " << std::strerror(errno);
+  const unsigned cpu = *facts.online_cpus().first();
+  const auto write_file = [](const std::string& path, const std::string& text) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    const bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) ==
+                                   static_cast<ssize_t>(text.size());
+    if (fd >= 0) ::close(fd);
+    return ok;
+  };
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  const bool moved = write_file(dir + "/cpuset.cpus", std::to_string(cpu)) &&
+                     write_file(dir + "/cpuset.mems", slurp(parent + "/cpuset.mems")) &&
+                     write_file(dir + "/cgroup.procs", std::to_string(child));
+  std::optional<CgroupCpuset> child_usual, child_by_mountinfo;
+  if (moved) {
+    child_usual = facts.cgroup_cpuset_of_pid(child);
+    child_by_mountinfo = facts.cgroup_cpuset_of_pid_by_mountinfo(child);
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ::rmdir(dir.c_str());
+  ASSERT_TRUE(moved) << "could not move pid " << child << " into " << dir;
+  ASSERT_TRUE(child_usual && child_by_mountinfo);
+  EXPECT_EQ(child_usual->cpus, CpuSet::of({cpu}));
+  EXPECT_EQ(child_usual->cpus, child_by_mountinfo->cpus);
+  EXPECT_EQ(child_usual->file, dir + "/cpuset.effective_cpus");
+  EXPECT_EQ(child_usual->file, child_by_mountinfo->file);
 }
 
 TEST(RealRoot, IsolatedCpus) {
