@@ -82,8 +82,7 @@ Decision decide(const NodeFacts& node, const DecideRequest& request) {
   resolve_container_cpuset(node, request, config_cpuset, input);
   input.caller_cpus = request.caller_cpus ? *request.caller_cpus : thread_affinity(0);
   input.housekeeping_configured = request.housekeeping;
-  const IsolatedCpus isolated = node.isolated_cpus();
-  input.isolated_cpus = isolated.cpus;
+  input.isolated_cpus_source = [&node]() { return node.isolated_cpus().cpus; };
   input.thread_siblings = [&node](unsigned cpu) { return node.thread_siblings(cpu); };
   return decide_policy(input);
 }

@@ -50,13 +50,17 @@ std::optional<PolicyRequest> policy_request(const PolicyInput& input, std::strin
   return std::nullopt;
 }
 
+CpuSet isolated_cpus_of(const PolicyInput& input) {
+  return input.isolated_cpus_source ? input.isolated_cpus_source() : input.isolated_cpus;
+}
+
 // The housekeeping CPUs the caller may use: where the runtime's own work
 // (everything before the cgroup join) is allowed to run.
 CpuSet housekeeping_cpus(const PolicyInput& input) {
   if (input.housekeeping_configured) {
     return input.caller_cpus.intersected_with(*input.housekeeping_configured);
   }
-  return input.caller_cpus.without(input.isolated_cpus);
+  return input.caller_cpus.without(isolated_cpus_of(input));
 }
 
 CpuSet final_cpus_for(const PolicyRequest& request, const PolicyInput& input) {
@@ -105,7 +109,7 @@ Decision decide_from_policy(const PolicyRequest& request, const PolicyInput& inp
                             describe(input.caller_cpus) +
                             (input.housekeeping_configured
                                  ? ", housekeeping is " + describe(*input.housekeeping_configured)
-                                 : ", isolated are " + describe(input.isolated_cpus)) +
+                                 : ", isolated are " + describe(isolated_cpus_of(input))) +
                             "), so the runtime's helpers would run on a pod's CPUs");
   }
   Decision d;

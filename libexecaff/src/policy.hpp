@@ -35,6 +35,10 @@ struct PolicyInput {
   CpuSet caller_cpus;                 // the caller's affinity (never empty)
   std::optional<CpuSet> housekeeping_configured;
   CpuSet isolated_cpus;
+  // When set, the isolated CPUs come from here instead, asked only when the
+  // housekeeping CPUs are needed: an explicit field inside the caller's
+  // CPUs never needs them, and reading them is three files on every exec.
+  std::function<CpuSet()> isolated_cpus_source;
   // SMT siblings of a CPU (for "first-core"); {cpu} when unknown.
   std::function<CpuSet(unsigned)> thread_siblings;
 };
