@@ -9,9 +9,10 @@
 #
 #   --stock                  Debian's crun as is (default)
 #   --patched                plus every *.patch of the patch dir, in name
-#                            order, linked against libexecaff via pkg-config
-#   --pkg-config-path DIRS   where libexecaff's .pc lives: a meson build
-#                            dir's meson-uninstalled/ or PREFIX/lib/.../pkgconfig
+#                            order, linked statically against libexecaff
+#                            (pkg-config --static libexecaff-static)
+#   --pkg-config-path DIRS   where libexecaff-static's .pc lives: a meson
+#                            build dir's libexecaff/ or PREFIX/lib/.../pkgconfig
 #                            (default $EXECAFF_PKG_CONFIG_PATH); prepended to
 #                            PKG_CONFIG_PATH
 #   --patch-dir DIR          take *.patch from DIR (default: this script's dir)
@@ -23,8 +24,7 @@
 #
 # Environment:
 #   EXECAFF_PKG_CONFIG_PATH  see --pkg-config-path
-#   EXECAFF_PC_NAME          pkg-config module name (default: the first of
-#                            "libexecaff", "execaff" that pkg-config finds)
+#   EXECAFF_PC_NAME          pkg-config module name (default: libexecaff-static)
 #   CRUN_CONFIGURE_FLAGS     extra ./configure flags
 #   CRUN_DEBIAN_BUILDFLAGS=0 configure with autoconf's default -g -O2 instead
 #                            of Debian's hardening flags (dpkg-buildflags)
@@ -202,11 +202,11 @@ resolve_execaff() {
     if [ -n "$pc_path" ]; then
         export PKG_CONFIG_PATH="$pc_path${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
     fi
-    for name in ${EXECAFF_PC_NAME:-libexecaff execaff}; do
+    for name in ${EXECAFF_PC_NAME:-libexecaff-static}; do
         if pkg-config --exists "$name"; then execaff_pc=$name; break; fi
     done
     [ -n "$execaff_pc" ] ||
-        die "pkg-config finds no execaff (PKG_CONFIG_PATH=${PKG_CONFIG_PATH:-}); build libexecaff and pass --pkg-config-path BUILDDIR/meson-uninstalled"
+        die "pkg-config finds no execaff (PKG_CONFIG_PATH=${PKG_CONFIG_PATH:-}); build libexecaff and pass --pkg-config-path BUILDDIR/libexecaff"
     log "execaff: $execaff_pc $(pkg-config --modversion "$execaff_pc") from $(pkg-config --variable=pcfiledir "$execaff_pc")"
     export EXECAFF_PC_NAME=$execaff_pc
 }
@@ -229,12 +229,6 @@ configure_tree() {
         vars+=("CFLAGS=$(debflags CFLAGS)" "CPPFLAGS=$(debflags CPPFLAGS)")
         ldflags=$(debflags LDFLAGS)
     fi
-    if [ "$mode" = patched ]; then
-        # Run the uninstalled library from its build dir: rpath every -L.
-        for d in $(pkg-config --libs-only-L "$execaff_pc" | sed 's/-L//g'); do
-            ldflags="$ldflags -Wl,-rpath,$d"
-        done
-    fi
     [ -z "$ldflags" ] || vars+=("LDFLAGS=${ldflags# }")
     local id="${flags[*]} ${vars[*]} PKG_CONFIG_PATH=${PKG_CONFIG_PATH:-}"
     if [ -f "$work/tree/config.status" ] && [ -f "$work/tree/.execaff-configured" ] &&
@@ -253,7 +247,19 @@ configure_tree() {
 }
 
 # --- 5. build --------------------------------------------------------------
-build_crun() { make -C "$work/tree" -j"$jobs" >"$work/make.log" 2>&1 ||
+relink_if_libexecaff_changed() {
+    # make cannot see a change in the static archive, which lives outside
+    # the tree: relink crun when the archive is newer.
+    [ "$mode" = patched ] || return 0
+    local lib
+    lib=$(pkg-config --variable=libdir "$execaff_pc")/libexecaff-static.a
+    [ -f "$lib" ] || die "$execaff_pc: no $lib"
+    if [ -e "$work/tree/crun" ] && [ "$lib" -nt "$work/tree/crun" ]; then
+        log "$lib changed: relinking crun"
+        rm -f "$work/tree/crun"
+    fi
+}
+build_crun() { relink_if_libexecaff_changed; make -C "$work/tree" -j"$jobs" >"$work/make.log" 2>&1 ||
     { tail -n 40 "$work/make.log" >&2; die "make failed (see $work/make.log)"; }; }
 build_init() { make -C "$work/tree" -j"$jobs" tests/init >>"$work/make.log" 2>&1 ||
     { tail -n 40 "$work/make.log" >&2; die "make tests/init failed (see $work/make.log)"; }; }
@@ -282,7 +288,10 @@ check_outputs() {
     if [ "$mode" = patched ]; then
         "$outdir/crun" --version | grep -q '+EXECAFF' ||
             die "patched crun does not report +EXECAFF in --version"
-        ldd "$outdir/crun" | grep -q execaff || log "note: crun does not link a shared libexecaff (static?)"
+        # Linked in statically, C++ runtime and all: a shared libexecaff
+        # would be mapped into every crun command (DESIGN.md, 8).
+        ! readelf -dW "$outdir/crun" | grep -qE 'NEEDED.*(execaff|stdc\+\+)' ||
+            die "patched crun loads libexecaff or libstdc++ as a shared library"
     else
         ! "$outdir/crun" --version | grep -q '+EXECAFF' || die "stock crun reports +EXECAFF?"
     fi

@@ -9,14 +9,11 @@
 # Usage: ci.sh [LIBEXECAFF_BUILD_DIR]
 #
 #   LIBEXECAFF_BUILD_DIR  a meson build dir of this repository (it has
-#                         meson-uninstalled/libexecaff-uninstalled.pc and
+#                         libexecaff/libexecaff-static.a, its
+#                         libexecaff-static-uninstalled.pc, and
 #                         shim/execaff-shim); brought up to date with ninja.
 #                         Default: $EXECAFF_CRUN_WORK/libbuild-fork, set up
-#                         when missing with -Dtests=false and libstdc++
-#                         linked statically into libexecaff.so.1
-#                         (-Dcpp_link_args=-static-libstdc++ -static-libgcc):
-#                         a dynamic libstdc++ costs every crun command about
-#                         0.5 ms per image, twice per exec (DESIGN.md, 8).
+#                         when missing with -Dtests=false.
 #
 # Environment: EXECAFF_CRUN_WORK (default /var/tmp/execaff-crun) holds the
 # builds (stock/, patched/) and the logs (ci-logs/); NO_APT=1 as in
@@ -60,18 +57,15 @@ finish() {
 # --- 1. libexecaff (and execaff-shim) -------------------------------------
 if [ ! -f "$libbuild/build.ninja" ]; then
     say "meson setup $libbuild"
-    meson setup -Dtests=false -Dbenchmarks=disabled -Dfuzzers=disabled \
-        -Dcpp_link_args="-static-libstdc++ -static-libgcc" "$libbuild" "$repo" \
+    meson setup -Dtests=false -Dbenchmarks=disabled -Dfuzzers=disabled "$libbuild" "$repo" \
         >"$logs/meson-setup.log" 2>&1
     check build/libexecaff-setup $? "see $logs/meson-setup.log"
 fi
 ninja -C "$libbuild" >"$logs/ninja.log" 2>&1
 check build/libexecaff $? "see $logs/ninja.log"
-pcdir=$libbuild/meson-uninstalled
-if ldd "$libbuild/libexecaff/libexecaff.so.1" 2>/dev/null | grep -q 'libstdc++'; then
-    say "note: $libbuild/libexecaff/libexecaff.so.1 loads libstdc++ dynamically: every crun start pays for it"
-fi
-[ -f "$pcdir/libexecaff-uninstalled.pc" ] || { check build/libexecaff-pc 1 "no $pcdir/libexecaff-uninstalled.pc"; finish; }
+pcdir=$libbuild/libexecaff
+[ -f "$pcdir/libexecaff-static-uninstalled.pc" ] ||
+    { check build/libexecaff-pc 1 "no $pcdir/libexecaff-static-uninstalled.pc"; finish; }
 
 # --- 2. crun, stock and patched -------------------------------------------
 "$here/build-crun.sh" --stock "$work/stock" >"$logs/build-stock.log" 2>&1
