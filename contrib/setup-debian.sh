@@ -11,7 +11,7 @@ PACKAGES="
   clang libclang-rt-14-dev
   runc crun podman conmon busybox-static
   qemu-system-x86 cpio
-  hyperfine time
+  hyperfine time gnuplot-nox
 "
 
 if [ "$(id -u)" != 0 ]; then

@@ -3,6 +3,8 @@
 # The whole test suite, as CI runs it (README's second command): installs
 # what it needs, then
 #   build/       g++: unit, C ABI, real-runtime integration, proof harness
+#                (the forked crun is built first, so that the proof runs its
+#                cells: EXECAFF_CRUN_FORK)
 #   build-asan/  g++ with ASan+UBSan: unit and C ABI
 #   build-fuzz/  clang with libFuzzer+ASan+UBSan: bounded fuzz runs, unit, C ABI
 #   contrib/crun/ci.sh: the forked crun, crun's own tests, exec affinity
@@ -43,7 +45,26 @@ configure() {  # configure DIR [meson options...]; meson's output only on failur
 
 step build configure build
 step build-compile ninja -C build
-step tests meson test -C build --print-errorlogs --num-processes 2
+
+# The forked crun against build/'s libexecaff, before the tests: the proof
+# matrix's fork cells (crun-fork, shim-crun-fork) run it on the host and in
+# the VM.  The same command as contrib/crun/ci.sh's patched build, which
+# then finds it done.
+crun_work=${EXECAFF_CRUN_WORK:-/var/tmp/execaff-crun}
+crun_fork_env=()
+build_crun_fork() {
+  local log=$crun_work/ci-logs/build-patched-for-proof.log
+  mkdir -p "$crun_work/ci-logs" || return 1
+  if ! contrib/crun/build-crun.sh --patched --pkg-config-path "$SRC/build/libexecaff" \
+      "$crun_work/patched" >"$log" 2>&1; then
+    tail -n 30 "$log"
+    echo "(whole log: $log)"
+    return 1
+  fi
+  crun_fork_env=("EXECAFF_CRUN_FORK=$crun_work/patched/crun")
+}
+[ -x contrib/crun/build-crun.sh ] && step crun-fork-build build_crun_fork
+step tests env "${crun_fork_env[@]}" meson test -C build --print-errorlogs --num-processes 2
 
 step asan configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbenchmarks=disabled
 step asan-compile ninja -C build-asan

@@ -7,6 +7,7 @@
 #                     --rootfs DIR --oci-config CMD
 #                     [--schedtrace PATH] [--shim PATH] [--csv-runs K]
 #                     [--only NAME,NAME...] [--keep-traces DIR]
+#                     [--crun-fork PATH]
 #
 # Layout per environment (why: see README.md, "CPU layouts"):
 #   host (2 CPUs): container cpuset 0-1, first CPU 0 = node housekeeping,
@@ -20,6 +21,11 @@
 # execaff-shim (shim), against one container per runtime whose config.json
 # carries the annotation exec-cpu-affinity.execaff.io=first.
 #
+# --crun-fork PATH: the forked crun (contrib/crun) for the cells whose
+# runtime is crun-execaff; run as DIR/bin/crun-execaff (a symlink) when its
+# name is another, so that its container and the harness's --runtime do
+# not collide with stock crun's.  Without it those cells are skipped.
+#
 # Writes DIR/summary.tsv (one row per cell), DIR/json/<cell>.json,
 # DIR/csv/<cell>.csv; prints each cell's row as it finishes and the whole
 # table at the end.  Exit 0 when every cell met its expectation, 1 when one
@@ -31,7 +37,7 @@ say() { echo "$prog: $*" >&2; }
 die() { say "error: $*"; exit 2; }
 
 here=$(cd "$(dirname "$0")" && pwd)
-env_name='' set_name=short execs='' out='' rootfs='' oci_config='' only='' keep=''
+env_name='' set_name=short execs='' out='' rootfs='' oci_config='' only='' keep='' crun_fork=''
 schedtrace=${EXECAFF_SCHEDTRACE:-execaff-schedtrace}
 shim=${EXECAFF_SHIM:-execaff-shim}
 csv_runs=20
@@ -48,6 +54,7 @@ while [ $# -gt 0 ]; do
     --csv-runs) csv_runs=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --keep-traces) keep=$2; shift 2 ;;
+    --crun-fork) crun_fork=$2; shift 2 ;;
     *) die "unknown argument $1" ;;
     esac
 done
@@ -79,6 +86,14 @@ fi
 
 mkdir -p "$out/state" "$out/bundles" "$out/json" "$out/csv" || die "cannot create $out"
 out=$(cd "$out" && pwd)
+if [ -n "$crun_fork" ]; then
+    [ -f "$crun_fork" ] && [ -x "$crun_fork" ] || die "--crun-fork: no executable $crun_fork"
+    if [ "$(basename "$crun_fork")" != crun-execaff ]; then
+        case $crun_fork in /*) ;; *) crun_fork=$(pwd)/$crun_fork ;; esac
+        mkdir -p "$out/bin" && ln -sfn "$crun_fork" "$out/bin/crun-execaff" || die "cannot link $out/bin/crun-execaff"
+        crun_fork=$out/bin/crun-execaff
+    fi
+fi
 summary=$out/summary.tsv
 : >"$summary"
 shim_config=$out/shim.json
@@ -106,6 +121,7 @@ trap 'cleanup; exit 130' INT TERM
 
 resolve_runtime() { # NAME|PATH -> absolute path, or empty when absent
     case $1 in
+    crun-execaff) [ -z "$crun_fork" ] || echo "$crun_fork" ;;
     /*) [ -x "$1" ] && echo "$1" ;;
     *) command -v "$1" 2>/dev/null ;;
     esac
@@ -163,7 +179,11 @@ while read -r name rtspec via caller expect_old expect_new cell_where; do
     fi
     rt=$(resolve_runtime "$rtspec")
     if [ -z "$rt" ]; then
-        echo "SKIP $name: runtime $rtspec not present"
+        if [ "$rtspec" = crun-execaff ]; then
+            echo "SKIP $name: no forked crun given (cells-run.sh --crun-fork; matrix.sh: EXECAFF_CRUN_FORK=PATH)"
+        else
+            echo "SKIP $name: runtime $rtspec not present"
+        fi
         continue
     fi
     if ! container "$rt"; then
@@ -176,6 +196,11 @@ while read -r name rtspec via caller expect_old expect_new cell_where; do
     if [ "$via" = shim ]; then
         initial=$INITIAL_SHIM
         set -- "$shim" --root "$croot" exec --process "$process" "$cid"
+    elif [ "$via" = native ]; then
+        # The runtime pins the exec itself from the container's annotation
+        # (the forked crun): execaff's initial, as under the shim.
+        initial=$INITIAL_SHIM
+        set -- "$rt" --root "$croot" exec --process "$process" "$cid"
     else
         # A bare runtime's helpers run wherever the caller runs: its own CPUs
         # are its "initial"; isolated CPUs are flagged regardless.

@@ -26,11 +26,22 @@
 #
 # Needs root.  Uses the build's binaries: $EXECAFF_BUILD (default ./build)
 # /tests/proof/execaff-schedtrace and /shim/execaff-shim, or the paths in
-# $EXECAFF_SCHEDTRACE and $EXECAFF_SHIM.  Prints each part's table as it
-# ends and the whole table at the end.  Exit 0 when every cell of every part
-# met its expectation, 1 otherwise, 2 on usage errors, 77 when no requested
-# part could run (not root, no tracefs; for the VM parts: no qemu, or the
-# kernel cannot be fetched) — the reason is printed.
+# $EXECAFF_SCHEDTRACE and $EXECAFF_SHIM.
+#
+# $EXECAFF_CRUN_FORK: the forked crun (contrib/crun) for the cells
+# crun-fork and shim-crun-fork, e.g. /var/tmp/execaff-crun/patched/crun from
+#   contrib/crun/build-crun.sh --patched \
+#       --pkg-config-path build/libexecaff /var/tmp/execaff-crun/patched
+# The host part runs that file; the VM image gets it as
+# /usr/local/bin/crun-execaff (libexecaff is linked into it).  Unset:
+# those cells SKIP; set to a missing file or one that is not the fork (no
+# +EXECAFF in --version): an error (exit 2).
+#
+# Prints each part's table as it ends and the whole table at the end.
+# Exit 0 when every cell of every part met its expectation, 1 otherwise,
+# 2 on usage errors, 77 when no requested part could run (not root, no
+# tracefs; for the VM parts: no qemu, or the kernel cannot be fetched) —
+# the reason is printed.
 set -uo pipefail
 
 prog=matrix
@@ -84,6 +95,18 @@ if [ "$(id -u)" != 0 ]; then
 fi
 [ -x "$schedtrace" ] || die "$schedtrace not found: build first (ninja -C build)"
 [ -x "$shim" ] || die "$shim not found: build first (ninja -C build)"
+crun_fork=${EXECAFF_CRUN_FORK:-}
+if [ -n "$crun_fork" ]; then
+    [ -f "$crun_fork" ] && [ -x "$crun_fork" ] ||
+        die "EXECAFF_CRUN_FORK=$crun_fork: no such executable (build it: contrib/crun/build-crun.sh --patched --pkg-config-path build/libexecaff /var/tmp/execaff-crun/patched)"
+    crun_fork=$(readlink -f "$crun_fork")
+    fork_version=$("$crun_fork" --version 2>&1) ||
+        die "EXECAFF_CRUN_FORK=$crun_fork: --version fails: $fork_version"
+    grep -q '+EXECAFF' <<<"$fork_version" ||
+        die "EXECAFF_CRUN_FORK=$crun_fork is not the forked crun (no +EXECAFF in --version)"
+elif [ -z "$only" ] || [[ ,$only, == *,crun-fork,* || ,$only, == *,shim-crun-fork,* ]]; then
+    say "the forked crun's cells (crun-fork, shim-crun-fork) will SKIP: to run them, build the fork (contrib/crun/build-crun.sh --patched --pkg-config-path build/libexecaff /var/tmp/execaff-crun/patched) and set EXECAFF_CRUN_FORK=/var/tmp/execaff-crun/patched/crun (see --help)"
+fi
 if ! check=$("$schedtrace" check 2>&1); then
     echo "$prog: SKIP: cannot trace on this host: $check"
     exit 77
@@ -143,6 +166,7 @@ part_host() {
         --schedtrace "$schedtrace" --shim "$shim")
     [ -z "$only" ] || args+=(--only "$only")
     [ $keep = 0 ] || args+=(--keep-traces "$dir/traces")
+    [ -z "$crun_fork" ] || args+=(--crun-fork "$crun_fork")
     sh "$here/cells-run.sh" "${args[@]}"
 }
 
@@ -161,11 +185,14 @@ vm_prepare() {
     fi
     vm_image=$out/vm/proof.cpio.gz
     mkdir -p "$out/vm"
+    local fork_args=()
+    [ -z "$crun_fork" ] || fork_args=(--add "$crun_fork:/usr/local/bin/crun-execaff")
     "$repo/tests/vm/build-initramfs.sh" "$vm_image" --script "$here/vm-scenario.sh" \
         --add "$schedtrace:/usr/local/bin/execaff-schedtrace" \
         --add "$shim:/usr/local/bin/execaff-shim" \
         --add "$here/cells-run.sh:/proof/cells-run.sh" \
-        --add "$here/cells.txt:/proof/cells.txt" >/dev/null || { vm_image=''; die "build-initramfs.sh failed"; }
+        --add "$here/cells.txt:/proof/cells.txt" "${fork_args[@]}" >/dev/null ||
+        { vm_image=''; die "build-initramfs.sh failed"; }
 }
 
 part_vm() { # v1|v2
@@ -243,8 +270,15 @@ if [ -n "$results" ] && [ ${#summaries[@]} -gt 0 ]; then
     } >"$md"
     rows=()
     [ -d "$out/host/csv" ] && rows+=("host $(uname -r | cut -d- -f1) v1=$out/host:runc-unpinned,shim-runc-unpinned,crun-unpinned,shim-crun-unpinned")
-    [ -d "$out/vm-v1/csv" ] && rows+=("VM 6.1 v1=$out/vm-v1:runc,shim-runc,crun,shim-crun")
-    [ -d "$out/vm-v2/csv" ] && rows+=("VM 6.1 v2=$out/vm-v2:runc,shim-runc,crun,shim-crun")
+    for cg in v1 v2; do
+        [ -d "$out/vm-$cg/csv" ] || continue
+        cells=runc,shim-runc,crun,shim-crun
+        # The fork beside them when it ran (EXECAFF_CRUN_FORK).
+        for c in crun-fork shim-crun-fork; do
+            [ -s "$out/vm-$cg/csv/$c.csv" ] && cells+=",$c"
+        done
+        rows+=("VM 6.1 $cg=$out/vm-$cg:$cells")
+    done
     if [ ${#rows[@]} -gt 0 ]; then
         "$here/plot.sh" "$results/proof-$mode.png" "execaff proof matrix, $mode run, $(date -u '+%Y-%m-%d'): first $csv_runs execs of each cell" "${rows[@]}" >/dev/null ||
             say "plot failed"

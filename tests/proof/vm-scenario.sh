@@ -63,6 +63,8 @@ set -- --env vm --set "$set_name" --execs "$execs" --out /tmp/proof \
     --rootfs /bundle/rootfs --oci-config oci-config --csv-runs "$csv_runs" \
     --schedtrace /usr/local/bin/execaff-schedtrace --shim /usr/local/bin/execaff-shim
 [ -z "$only" ] || set -- "$@" --only "$only"
+# The forked crun is in the image only when matrix.sh had EXECAFF_CRUN_FORK.
+[ -x /usr/local/bin/crun-execaff ] && set -- "$@" --crun-fork /usr/local/bin/crun-execaff
 [ "$(param execaff.proof_keep 0)" = 1 ] && set -- "$@" --keep-traces /tmp/proof/traces
 # The harness itself stays on the reserved CPU like the rest of the node's
 # housekeeping; each COMMAND gets its caller CPUs from --caller-cpus.
