@@ -540,7 +540,9 @@ def normalize_strace(text, replace):
             rest = rest.replace(k, v)
         rest = re.sub(r"0x[0-9a-f]+", "ADDR", rest)
         rest = re.sub(r"/tmp/crun\.\w+", "TMPDIR", rest)
-        rest = re.sub(r'write\((\d+), "[^"]*", 4\)', r"write(\1, INT, 4)", rest)
+        # A pid or status written as 4 raw bytes; strace escapes a quote
+        # among them ("\"\25\0\0" for pid 5410).
+        rest = re.sub(r'write\((\d+), "(?:[^"\\]|\\.)*", 4\)', r"write(\1, INT, 4)", rest)
         rest = re.sub(r"\b\d{3,}\b", "NUM", rest)
         rest = re.sub(r"= \d+$", "= N", rest)
         rest = re.sub(r"\s+", " ", rest)
