@@ -262,14 +262,20 @@ if [ -n "$results" ] && [ ${#summaries[@]} -gt 0 ]; then
         echo
         echo "* date: $(date -u '+%Y-%m-%d %H:%M UTC')"
         echo "* machine: $machine"
-        echo "* tree: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$repo" status --porcelain 2>/dev/null | grep -q . && echo ' + uncommitted changes')"
+        echo "* tree: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$repo" status --porcelain -- . ':!tests/proof/results' 2>/dev/null | grep -q . && echo ' + uncommitted changes')"
         echo "* execs per cell: host $execs, VM $vm_execs; wall time: $times"
         echo "* command: tests/proof/matrix.sh --$mode; columns: see tests/proof/README.md"
         echo
         "$schedtrace" table --markdown "${summaries[@]}"
     } >"$md"
     rows=()
-    [ -d "$out/host/csv" ] && rows+=("host $(uname -r | cut -d- -f1) v1=$out/host:runc-unpinned,shim-runc-unpinned,crun-unpinned,shim-crun-unpinned")
+    if [ -d "$out/host/csv" ]; then
+        cells=runc-unpinned,shim-runc-unpinned,crun-unpinned,shim-crun-unpinned
+        for c in crun-fork shim-crun-fork; do
+            [ -s "$out/host/csv/$c.csv" ] && cells+=",$c"
+        done
+        rows+=("host $(uname -r | cut -d- -f1) v1=$out/host:$cells")
+    fi
     for cg in v1 v2; do
         [ -d "$out/vm-$cg/csv" ] || continue
         cells=runc,shim-runc,crun,shim-crun
