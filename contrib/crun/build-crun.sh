@@ -220,7 +220,7 @@ configure_flags() {
 }
 
 configure_tree() {
-    local flags d vars=() ldflags=
+    local flags vars=() ldflags=
     mapfile -t flags < <(configure_flags)
     # Debian's compiler flags (debian/rules: hardening=+all), so that the
     # stock build is the package's binary in all but the libocispec schema.

@@ -309,16 +309,24 @@ bool is_covered(const std::vector<Mount>& mounts, std::size_t index) {
   return false;
 }
 
+// Whether a cgroup path names "..": it then lies above our cgroup
+// namespace's root, outside every mount we can see.
+bool goes_up(std::string_view cgroup_path) {
+  Parts parts(cgroup_path, '/');
+  while (const auto part = parts.next()) {
+    if (*part == "..") return true;
+  }
+  return false;
+}
+
 // The directory of cgroup `cgroup_path` through `mount`, or nullopt when
 // the mount shows another part of the hierarchy: a container's cgroup mount
 // has the container's own cgroup as its root (field 4).  Both paths are
 // relative to our cgroup namespace; a path going up ("/../x") lies outside
 // it and so outside every mount we can see.
 std::optional<std::string> cgroup_dir(const Mount& mount, std::string_view cgroup_path) {
-  if (cgroup_path.empty() || cgroup_path.front() != '/') return std::nullopt;
-  Parts parts(cgroup_path, '/');
-  while (const auto part = parts.next()) {
-    if (*part == "..") return std::nullopt;
+  if (cgroup_path.empty() || cgroup_path.front() != '/' || goes_up(cgroup_path)) {
+    return std::nullopt;
   }
   const std::string root = unescape_mountinfo(mount.root);
   std::string_view mount_root = root;
@@ -484,11 +492,7 @@ std::optional<std::optional<CgroupCpuset>> NodeFacts::cgroup_cpuset_at_usual_mou
   const auto cgroup_of_pid = [&](std::string_view mount, long magic,
                                  std::string_view cgroup_path) -> std::optional<std::string> {
     const std::string mount_point = under_root(root_, mount);
-    if (!is_filesystem(mount_point, magic)) return std::nullopt;
-    Parts parts(cgroup_path, '/');
-    while (const auto part = parts.next()) {
-      if (*part == "..") return std::nullopt;
-    }
+    if (!is_filesystem(mount_point, magic) || goes_up(cgroup_path)) return std::nullopt;
     std::string dir = join_path(mount, cgroup_path);
     const std::optional<std::string> procs = read_optional(join_path(dir, "cgroup.procs"));
     if (!procs || !lists_pid(*procs, pid)) return std::nullopt;
