@@ -305,11 +305,11 @@ class Containerd:
             out.append("temp dir left: %s" % self.dir)
         return "\n".join(out)
 
-    def shim_socket(self, sandbox_id):
+    def shim_socket(self, sandbox_id, namespace=NAMESPACE):
         """Where containerd 1.6 puts a shim's socket (/run/containerd/s/,
         fixed in containerd, whatever the config's state says): the sha256
         of address/namespace/id."""
-        digest = hashlib.sha256(os.path.join(self.address, NAMESPACE, sandbox_id)
+        digest = hashlib.sha256(os.path.join(self.address, namespace, sandbox_id)
                                 .encode()).hexdigest()
         return os.path.join("/run/containerd/s", digest)
 
