@@ -10,7 +10,7 @@ PACKAGES="
   libyajl-dev libcmocka-dev libgtest-dev googletest libbenchmark-dev
   clang libclang-rt-14-dev
   runc crun podman conmon busybox-static
-  containerd python3-grpcio python3-grpc-tools
+  containerd python3-grpcio python3-grpc-tools python3-yaml
   qemu-system-x86 cpio
   hyperfine time gnuplot-nox
 "
