@@ -53,6 +53,7 @@ IMAGE = "localhost/execaff-test/busybox:1"
 CONFIG_PATHS = ("/var/lib/containerd", "/run/containerd", "/opt/containerd",
                 "/opt/cni/bin", "/etc/cni/net.d", "/usr/local/bin/execaff-shim")
 CONFIG_SANDBOX_IMAGE = 'sandbox_image = "registry.k8s.io/pause:3.6"'
+HOST_DIRS = ("/run/containerd", "/run/containerd/s", "/run/containerd/fifo")
 
 
 def require_tools():
@@ -182,6 +183,9 @@ class Containerd:
         self.pods = []
         self.cgroup_parents = []
         self.shim_sockets = []
+        # containerd 1.6 puts shim sockets under /run/containerd/s whatever
+        # its state dir; the dirs this run creates there are removed again.
+        self.made_dirs = [d for d in HOST_DIRS if not os.path.lexists(d)]
         fixture._register(self)
         try:
             d = self.dir
@@ -271,18 +275,27 @@ class Containerd:
             if p == self.dir or p.startswith(self.dir + "/"):
                 subprocess.run(["umount", "-l", p], stderr=subprocess.DEVNULL)
 
-    def _remove_cgroups(self):
+    def _cgroup_dirs(self):
+        """Where the pods' cgroup parents are: under every v1 controller,
+        and at the top of a cgroup v2 (or the hybrid's unified) tree."""
+        out = []
         for parent in self.cgroup_parents:
             for top in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
-                for ctrl in (os.listdir(top) if os.path.isdir(top) else []):
-                    d = os.path.join(top, ctrl, parent.lstrip("/"))
-                    if not os.path.isdir(d):
-                        continue
-                    for sub, _, _ in sorted(os.walk(d), key=lambda w: -len(w[0])):
-                        try:
-                            os.rmdir(sub)
-                        except OSError:
-                            pass
+                if not os.path.isdir(top):
+                    continue
+                for sub in [""] + os.listdir(top):
+                    d = os.path.join(top, sub, parent.lstrip("/"))
+                    if os.path.isdir(d):
+                        out.append(d)
+        return out
+
+    def _remove_cgroups(self):
+        for d in self._cgroup_dirs():
+            for sub, _, _ in sorted(os.walk(d), key=lambda w: -len(w[0])):
+                try:
+                    os.rmdir(sub)
+                except OSError:
+                    pass
 
     def leftover_report(self):
         """'' when nothing of ours is left: processes, mounts, cgroups."""
@@ -293,16 +306,16 @@ class Containerd:
             mounts = [ln.split()[4] for ln in f if self.dir in ln]
         if mounts:
             out.append("mounts left: %s" % mounts)
-        for parent in self.cgroup_parents:
-            for ctrl in ("cpuset", "memory", "pids", "cpu"):
-                d = os.path.join("/sys/fs/cgroup", ctrl, parent.lstrip("/"))
-                if os.path.isdir(d):
-                    out.append("cgroup left: %s" % d)
+        for d in self._cgroup_dirs():
+            out.append("cgroup left: %s" % d)
         for s in self.shim_sockets:
             if os.path.lexists(s):
                 out.append("shim socket left: %s" % s)
         if os.path.exists(self.dir):
             out.append("temp dir left: %s" % self.dir)
+        for d in self.made_dirs:
+            if os.path.lexists(d):
+                out.append("made and left: %s" % d)
         return "\n".join(out)
 
     def shim_socket(self, sandbox_id, namespace=NAMESPACE):
@@ -342,6 +355,11 @@ class Containerd:
             for s in self.shim_sockets:
                 if os.path.lexists(s):
                     os.unlink(s)
+            for d in reversed(self.made_dirs):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
         finally:
             if self.log_file is not None:
                 self.log_file.close()

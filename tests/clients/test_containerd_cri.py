@@ -91,6 +91,8 @@ def run(chk, daemon, work, config):
     chk.check("four pods running (handlers execaff and runc, cpuset 0-1)", True)
     chk.check("the shims' sockets are where the cleanup looks for them",
               all(os.path.exists(s) for s in daemon.shim_sockets), daemon.shim_sockets)
+    chk.check("the pods' cgroups are where the cleanup looks for them",
+              len(daemon._cgroup_dirs()) >= 4, daemon._cgroup_dirs())
     cid = {k: c for k, (_, c) in pods.items()}
     ids = [x for pair in pods.values() for x in pair]
 

@@ -43,6 +43,12 @@ class Ctr:
         self.ids = []
         self.runc_root = os.path.join(daemon.runc_root, "ctr")
 
+    def fifo_dir(self):
+        """ctr's exec fifos go to /run/containerd/fifo unless told."""
+        d = os.path.join(self.daemon.dir, "fifo")
+        os.makedirs(d, exist_ok=True)
+        return d
+
     def __call__(self, *args, **kw):
         return self.daemon.ctr(*args, namespace=NS, **kw)
 
@@ -64,14 +70,15 @@ class Ctr:
         return cid
 
     def exec(self, cid, args):
-        r = self("task", "exec", "--exec-id", "e" + uuid.uuid4().hex[:8], cid, *args)
+        r = self("task", "exec", "--fifo-dir", self.fifo_dir(), "--exec-id",
+                 "e" + uuid.uuid4().hex[:8], cid, *args)
         return (r.returncode, r.stdout, r.stderr)
 
     def exec_tty(self, cid, args, timeout=60):
         """`ctr task exec --tty`: ctr wants a console on its own stdio."""
         master, slave = os.openpty()
         argv = ["ctr", "--address", self.daemon.address, "-n", NS, "task", "exec", "--tty",
-                "--exec-id", "e" + uuid.uuid4().hex[:8], cid] + list(args)
+                "--fifo-dir", self.fifo_dir(), "--exec-id", "e" + uuid.uuid4().hex[:8], cid] + list(args)
         p = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
                              start_new_session=True)
         os.close(slave)

@@ -3,9 +3,10 @@
 """CRI-O's exec command lines, replayed through execaff-shim (CRI-O is not
 packaged for Debian 12, so no live CRI-O runs here).
 
-What CRI-O 1.34 does for a runtime handler (internal/oci/runtime_oci.go,
-read at cri-o/cri-o 0002055581858fd4f6672d53448ec555914c937f; the
-exec_cpu_affinity hook in internal/runtimehandlerhooks), replayed exactly:
+What CRI-O does for a runtime handler (internal/oci/runtime_oci.go as of
+cri-o/cri-o 0002055581858fd4f6672d53448ec555914c937f; the 1.34
+exec_cpu_affinity hook in internal/runtimehandlerhooks; conmon's
+src/runtime_args.c; contrib/crio/README.md), replayed exactly:
 
 * ExecSync (exec probes): the process file is the container's
   spec.Process with args replaced and terminal set (Go's json.Marshal:
