@@ -156,6 +156,14 @@ def run(chk, daemon, work, config):
         r = cri.stream_exec(cid[k], STATUS)
         chk.eq("Exec (stream) %s: exit 7, stdout and stderr pass through" % k, r,
                (7, "out\n", "err\n"))
+    # kubectl exec -it: tty with stdin.  (A tty without stdin loses the
+    # output most of the time under containerd 1.6, with bare runc too.)
+    for k, want in (("pinned", ["0"]), ("bare", ["0-1"])):
+        r = cri.stream_exec(cid[k], ["sh", "-c", "tty; grep Cpus_allowed_list /proc/self/status"],
+                            tty=True, stdin_data="")
+        chk.check("Exec (stream, tty + stdin) %s: a tty, on %s" % (k, want[0]),
+                  r[0] == 0 and r[1].startswith("/dev/pts/") and
+                  shimlib.allowed_lists(r[1]) == want, r)
     r = cri.stream_exec(cid["pinned"], STDIN, stdin_data="hello\n")
     chk.eq("Exec (stream, stdin) pinned: stdin reaches the program, on CPU 0",
            (r[0], r[1].split("\n")[0], shimlib.allowed_lists(r[1])), (0, "hello", ["0"]), r)
