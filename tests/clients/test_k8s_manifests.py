@@ -3,7 +3,8 @@
 """contrib/kubernetes's manifests: decoded by kubectl, and the DaemonSet's
 init container run for real from the image build-image.sh makes.
 
-`test_k8s_manifests.py kubectl` (kubectl 1.32; no API server here):
+`test_k8s_manifests.py kubectl` (checked with kubectl 1.32 and Debian's 1.20,
+which setup-debian.sh installs when there is none; no API server here):
 * every object with a pod template (DaemonSet, Pod) is decoded into the
   Kubernetes API Go types by kubectl and encoded again
   (`kubectl set env --local -o json`, which works on typed objects and
