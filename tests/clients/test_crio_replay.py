@@ -203,14 +203,17 @@ class Pod:
                 if os.path.exists(f):
                     os.unlink(f)
 
-    def stream_argv(self, pf):
-        return [self.runtime, "--root", self.root, "exec", "--process", pf, self.c.id]
+    def stream_argv(self, pf, systemd=False):
+        """defaultRuntimeArgs() + exec: --systemd-cgroup with
+        cgroup_manager = "systemd"."""
+        return [self.runtime, "--root", self.root] + (["--systemd-cgroup"] if systemd else []) + \
+            ["exec", "--process", pf, self.c.id]
 
-    def stream_exec(self, args):
+    def stream_exec(self, args, systemd=False):
         """ExecContainer without a tty: (exit_code, stdout, stderr)."""
         pf = self.process_file(args)
         try:
-            r = fixture.run(self.stream_argv(pf), env={"PATH": MONITOR_ENV[0][5:]})
+            r = fixture.run(self.stream_argv(pf, systemd), env={"PATH": MONITOR_ENV[0][5:]})
             return (r.returncode, r.stdout, r.stderr)
         finally:
             os.unlink(pf)
@@ -321,6 +324,13 @@ def check_runtime(chk, name, rt, shim, cfg, work):
         for k in ("both", "bare"):
             chk.eq(p + "stream exec %s: exit 7, stdout and stderr" % k,
                    pods[k].stream_exec(STATUS), (7, "out\n", "err\n"))
+        # CRI-O with cgroup_manager = "systemd" puts --systemd-cgroup before exec
+        sysd = {k: pods[k].stream_exec(ALLOWED, systemd=True) for k in ("both", "plain", "bare")}
+        chk.eq(p + "stream exec --systemd-cgroup both: on CPU 0",
+               (sysd["both"][0], shimlib.allowed_lists(sysd["both"][1])), (0, ["0", "0"]),
+               sysd["both"])
+        chk.eq(p + "stream exec --systemd-cgroup plain: byte-identical to bare",
+               norm(sysd["plain"], ids, shim, name), norm(sysd["bare"], ids, rt, name))
         tty = ["sh", "-c", "tty; grep Cpus_allowed_list /proc/self/status; exit 3"]
         for k, want in (("both", "0"), ("bare", "0-1")):
             r = pods[k].stream_exec_tty(tty)
