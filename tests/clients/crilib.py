@@ -397,9 +397,11 @@ class Cri:
                 cgroup_parent=cgroup_parent,
                 security_context=pb.LinuxSandboxSecurityContext(namespace_options=ns)))
 
-    def run_pod(self, handler, annotations=None, cpuset="0-1", args=("sleep", "3600")):
+    def run_pod(self, handler, annotations=None, cpuset="0-1", args=("sleep", "3600"),
+                run_as_user=None):
         """A pod on `handler` with one running container; returns
-        (sandbox_id, container_id)."""
+        (sandbox_id, container_id).  run_as_user: the container's uid (with
+        no_new_privs, as a restricted pod has it)."""
         pb = self.pb
         name = "execaff-%s" % uuid.uuid4().hex[:12]
         parent = "/" + name                     # cgroupfs: one flat parent per pod
@@ -416,7 +418,10 @@ class Cri:
                 resources=pb.LinuxContainerResources(cpuset_cpus=cpuset),
                 security_context=pb.LinuxContainerSecurityContext(
                     namespace_options=pb.NamespaceOption(network=pb.NODE,
-                                                         pid=pb.CONTAINER))))
+                                                         pid=pb.CONTAINER),
+                    run_as_user=(None if run_as_user is None else
+                                 pb.Int64Value(value=run_as_user)),
+                    no_new_privs=run_as_user is not None)))
         cid = self.rt.CreateContainer(pb.CreateContainerRequest(
             pod_sandbox_id=sid, config=ccfg, sandbox_config=cfg),
             timeout=self.timeout).container_id

@@ -17,6 +17,8 @@ Pods, each with one container, CRI cpuset_cpus "0-1":
   plain    handler execaff, no annotation
   disabled handler execaff, annotation disable
   bare     handler runc (the annotation set too: it must change nothing)
+and a pinned and a bare pod whose container runs as uid 1000 with
+no_new_privs (a restricted pod).
 Cases: the exec'd process and its child on CPU 0 (pinned) and for every
 other pod byte-identical to the bare pod (stdout, stderr, exit code), by
 ExecSync and by the streaming Exec (websocket, v4.channel.k8s.io); exit
@@ -89,10 +91,12 @@ def run(chk, daemon, work, config):
         "bare": cri.run_pod("runc", {ANNOTATION: "first"}),
     }
     chk.check("four pods running (handlers execaff and runc, cpuset 0-1)", True)
+    users = {"pinned": cri.run_pod("execaff", {ANNOTATION: "first"}, run_as_user=1000),
+             "bare": cri.run_pod("runc", {ANNOTATION: "first"}, run_as_user=1000)}
     chk.check("the shims' sockets are where the cleanup looks for them",
               all(os.path.exists(s) for s in daemon.shim_sockets), daemon.shim_sockets)
     chk.check("the pods' cgroups are where the cleanup looks for them",
-              len(daemon._cgroup_dirs()) >= 4, daemon._cgroup_dirs())
+              len(daemon._cgroup_dirs()) >= 6, daemon._cgroup_dirs())
     cid = {k: c for k, (_, c) in pods.items()}
     ids = [x for pair in pods.values() for x in pair]
 
@@ -103,7 +107,7 @@ def run(chk, daemon, work, config):
         with open("/proc/%d/environ" % pid, "rb") as f:
             envs.append(("EXECAFF_CONFIG=" + config).encode() in f.read().split(b"\0"))
     chk.check("every containerd-shim-runc-v2 has EXECAFF_CONFIG from containerd",
-              len(shims) == 4 and all(envs), (shims, envs))
+              len(shims) == 6 and all(envs), (shims, envs))
 
     # --- ExecSync: the exec-probe path
     sync = {k: cri.exec_sync(c, ALLOWED) for k, c in cid.items()}
@@ -124,6 +128,14 @@ def run(chk, daemon, work, config):
         for k in ("pinned", "plain"):
             chk.eq("ExecSync %s %s: the bare runtime's error" % (k, prog),
                    normalised(got[k], ids), want)
+
+    # --- a pod running as uid 1000 with no_new_privs (a restricted pod)
+    ucmd = ["sh", "-c", "id -u; grep Cpus_allowed_list /proc/self/status"]
+    got = {k: cri.exec_sync(c, ucmd) for k, (_, c) in users.items()}
+    chk.eq("ExecSync runAsUser 1000 pinned: uid 1000 on CPU 0", got["pinned"],
+           (0, "1000\nCpus_allowed_list:\t0\n", ""))
+    chk.eq("ExecSync runAsUser 1000 bare runc: uid 1000 on 0-1", got["bare"],
+           (0, "1000\nCpus_allowed_list:\t0-1\n", ""))
 
     # --- ExecSync with a timeout, as a probe with timeoutSeconds: 1
     timed = {}
@@ -179,7 +191,7 @@ def run(chk, daemon, work, config):
     chk.contains("the shim logged its decision for the pinned container (%s)" % log,
                  text, 'decision for \\"%s\\"' % cid["pinned"])
 
-    for k, (sid, _) in pods.items():
+    for k, (sid, _) in list(pods.items()) + [("uid 1000 " + k, p) for k, p in users.items()]:
         try:
             cri.remove_pod(sid)
             chk.check("StopPodSandbox + RemovePodSandbox %s" % k, True)
