@@ -9,13 +9,15 @@
 #   install-node.sh [--root DIR] [--cri crio|containerd|auto]
 #                   [--shim FILE] [--config FILE] [--crio-dropin FILE]
 #                   [--containerd-snippet FILE] [--restart]
-#                   [--restart-cmd 'COMMAND']
+#                   [--restart-cmd 'COMMAND'] [--uninstall]
 #
 # Defaults: --root /, --cri auto (CRI-O when DIR/etc/crio exists, else
 # containerd when DIR/etc/containerd exists), sources next to this script
 # (execaff-shim, shim.json, 99-execaff.conf, execaff-runtime.toml).
 # --restart runs `chroot DIR systemctl restart crio|containerd` (or
 # --restart-cmd, run by sh) after a change, never when nothing changed.
+# --uninstall removes what an install put there (the CRI's handler first,
+# then shim.json and the shim), with the same journal and restore.
 #
 # Guarantees: idempotent (a second run changes nothing and restarts
 # nothing); a group- or world-writable or non-root-owned --config is
@@ -36,6 +38,7 @@ dropin=$here/99-execaff.conf
 snippet=$here/execaff-runtime.toml
 restart=false
 restart_cmd=
+uninstall=false
 
 say() { printf '%s: %s\n' "$me" "$*"; }
 die_usage() { printf '%s: %s\n' "$me" "$*" >&2; exit 2; }
@@ -50,7 +53,8 @@ while [ $# -gt 0 ]; do
     --containerd-snippet) snippet=${2:?}; shift ;;
     --restart) restart=true ;;
     --restart-cmd) restart=true; restart_cmd=${2:?}; shift ;;
-    -h|--help) sed -n '3,27p' "$0"; exit 0 ;;
+    --uninstall) uninstall=true ;;
+    -h|--help) sed -n '3,30p' "$0"; exit 0 ;;
     *) die_usage "unknown argument \"$1\" (see --help)" ;;
   esac
   shift
@@ -73,6 +77,7 @@ esac
 need_file() {  # need_file WHAT PATH
   [ -f "$2" ] && [ -r "$2" ] || die_usage "$1 \"$2\": no such readable file"
 }
+check_sources() {
 need_file --shim "$shim"
 need_file --config "$config"
 [ -x "$shim" ] || die_usage "--shim \"$shim\": not executable"
@@ -88,6 +93,8 @@ if [ -z "$(find -H "$config" -prune -user 0)" ]; then
 fi
 [ -s "$config" ] || die_usage "--config \"$config\" is empty"
 if [ "$cri" = crio ]; then need_file --crio-dropin "$dropin"; else need_file --containerd-snippet "$snippet"; fi
+}
+[ "$uninstall" = true ] || check_sources
 
 containerd_toml=$root/etc/containerd/config.toml
 begin_mark='# BEGIN execaff (contrib/kubernetes/install-node.sh; do not edit this block)'
@@ -108,7 +115,7 @@ restore() {
   # newest first
   sed -n '1!G;h;$p' "$journal" | while IFS='|' read -r kind path saved; do
     case $kind in
-      file) if [ -n "$saved" ]; then cp -p "$saved" "$path.execaff-restore" && mv -f "$path.execaff-restore" "$path"
+      file) if [ -n "$saved" ]; then cp -P -p "$saved" "$path.execaff-restore" && mv -f "$path.execaff-restore" "$path"
             else rm -f "$path"; fi ;;
       dir) rmdir "$path" 2>/dev/null ;;
     esac
@@ -162,43 +169,79 @@ put() {
   say "installed $dest"
 }
 
+# unput DEST: DEST removed; journalled.
+unput() {
+  dest=$1
+  if [ ! -e "$dest" ] && [ ! -L "$dest" ]; then
+    say "absent $dest"
+    return 0
+  fi
+  n=$((n + 1))
+  saved=$work/saved.$n
+  cp -P -p "$dest" "$saved" || fail "cannot back up $dest"
+  echo "file|$dest|$saved" >>"$journal"
+  rm -f "$dest" || fail "cannot remove $dest"
+  changed=$((changed + 1))
+  say "removed $dest"
+}
+
+# The config.toml without the installer's block (to $work/config.toml).
+strip_block() {
+  awk -v b="$begin_mark" -v e="$end_mark" '$0 == b {skip = 1} !skip {print} $0 == e {skip = 0}' \
+    "$containerd_toml" >"$work/config.toml" || fail "cannot read $containerd_toml"
+}
+
+toml_mode() {
+  if [ -f "$containerd_toml" ]; then echo "0$(stat -c %a "$containerd_toml")"; else echo 0644; fi
+}
+
 run_restart() {
   if [ -n "$restart_cmd" ]; then sh -c "$restart_cmd"
   else chroot "${root:-/}" systemctl restart "$cri"
   fi
 }
 
-put "$shim" "$root/usr/local/bin/execaff-shim" 0755
-put "$config" "$root/etc/execaff/shim.json" 0644
-
-if [ "$cri" = crio ]; then
-  put "$dropin" "$root/etc/crio/crio.conf.d/99-execaff.conf" 0644
+if [ "$uninstall" = true ]; then
+  if [ "$cri" = crio ]; then
+    unput "$root/etc/crio/crio.conf.d/99-execaff.conf"
+  elif [ -f "$containerd_toml" ] && grep -qxF "$begin_mark" "$containerd_toml"; then
+    strip_block
+    put "$work/config.toml" "$containerd_toml" "$(toml_mode)"
+  fi
+  unput "$root/etc/execaff/shim.json"
+  unput "$root/usr/local/bin/execaff-shim"
+  done_what="removed"
 else
-  # The handler block, appended to config.toml (or replacing the block an
-  # earlier run appended); the cgroup driver follows the runc handler's.
-  new=$work/config.toml
-  block=$work/block
-  systemd=false
-  if [ -f "$containerd_toml" ]; then
-    grep -Eq '^[[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*true' "$containerd_toml" && systemd=true
-    awk -v b="$begin_mark" -v e="$end_mark" '$0 == b {skip = 1} !skip {print} $0 == e {skip = 0}' \
-      "$containerd_toml" >"$new" || fail "cannot read $containerd_toml"
+  put "$shim" "$root/usr/local/bin/execaff-shim" 0755
+  put "$config" "$root/etc/execaff/shim.json" 0644
+  done_what="installed"
+
+  if [ "$cri" = crio ]; then
+    put "$dropin" "$root/etc/crio/crio.conf.d/99-execaff.conf" 0644
   else
-    printf 'version = 2\n' >"$new"
+    # The handler block, appended to config.toml (or replacing the block an
+    # earlier run appended); the cgroup driver follows the runc handler's.
+    new=$work/config.toml
+    block=$work/block
+    systemd=false
+    if [ -f "$containerd_toml" ]; then
+      grep -Eq '^[[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*true' "$containerd_toml" && systemd=true
+      strip_block
+    else
+      printf 'version = 2\n' >"$new"
+    fi
+    if grep -q 'containerd\.runtimes\.execaff\]' "$new"; then
+      fail "$containerd_toml already defines a runtime \"execaff\" outside the installer's block; remove it or the block"
+    fi
+    sed "s/^\([[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*\)false/\1$systemd/" "$snippet" >"$block" ||
+      fail "cannot read $snippet"
+    { printf '%s\n' "$begin_mark"; cat "$block"; printf '%s\n' "$end_mark"; } >>"$new"
+    put "$new" "$containerd_toml" "$(toml_mode)"
   fi
-  if grep -q 'containerd\.runtimes\.execaff\]' "$new"; then
-    fail "$containerd_toml already defines a runtime \"execaff\" outside the installer's block; remove it or the block"
-  fi
-  sed "s/^\([[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*\)false/\1$systemd/" "$snippet" >"$block" ||
-    fail "cannot read $snippet"
-  { printf '%s\n' "$begin_mark"; cat "$block"; printf '%s\n' "$end_mark"; } >>"$new"
-  mode=0644
-  if [ -f "$containerd_toml" ]; then mode=0$(stat -c %a "$containerd_toml") || mode=0644; fi
-  put "$new" "$containerd_toml" "$mode"
 fi
 
 if [ "$changed" -eq 0 ]; then
-  say "nothing to do: execaff is installed for $cri under ${root:-/}"
+  say "nothing to do: execaff is $done_what for $cri under ${root:-/}"
   rm -rf "$work"
   exit 0
 fi

@@ -29,6 +29,10 @@ Cases, for each shell:
 * the handler block the installer appends is, line for line, the one in
   contrib/containerd/config.toml — the file the CRI test runs containerd
   with — so what is installed is what was tested;
+* --uninstall puts the node's own files back (CRI-O: the drop-in,
+  shim.json and shim removed; containerd: config.toml byte for byte the
+  operator's, mode kept), restarts once, is idempotent, and restores the
+  installed files when the restart fails;
 * bad usage (unknown option, missing source, --cri auto with no CRI) exits 2
   and touches nothing.
 
@@ -75,6 +79,12 @@ def tree(root):
 def content(root):
     """tree() without what a rewrite of equal bytes would change."""
     return {k: (v[0], v[1], v[2], v[6]) for k, v in tree(root).items()}
+
+
+def node_files(root):
+    """The regular files and symlinks of content() (directories an install
+    made stay after --uninstall, as package managers leave them)."""
+    return {k: v for k, v in content(root).items() if v[0] != stat.S_IFDIR}
 
 
 class Installer:
@@ -252,6 +262,44 @@ def check_shell(chk, label, inst, work):
         got = repr(e)
     chk.eq(p + "containerd node without config.toml: version = 2 and the block (cgroupfs)",
            (r.returncode, got), (0, (2, False)), r)
+    inst.restart_count()
+
+    # --- --uninstall: back to the node's own files
+    root = fresh("etc/crio")
+    with open(os.path.join(root, "etc/crio/crio.conf"), "w") as f:
+        f.write("[crio]\n")                                     # the operator's
+    before = node_files(root)
+    r1 = inst.run(root)
+    inst.restart_count()
+    r = inst.run(root, "--uninstall")
+    chk.check(p + "--uninstall (CRI-O): drop-in, shim.json and shim removed, the node's "
+              "files as before", r1.returncode == 0 and r.returncode == 0 and
+              node_files(root) == before, "%s\n%s" % (r, sorted(node_files(root))))
+    chk.eq(p + "--uninstall (CRI-O): the CRI restarted once", inst.restart_count(), 1)
+    r = inst.run(root, "--uninstall")
+    chk.check(p + "--uninstall again: nothing to do, no restart",
+              r.returncode == 0 and "nothing to do" in r.stdout and inst.restart_count() == 0, r)
+    inst.run(root)
+    inst.restart_count()
+    installed = content(root)
+    r = inst.run(root, "--uninstall", restart="fail")
+    chk.check(p + "--uninstall with a failed restart: exit 1, everything as installed",
+              r.returncode == 1 and content(root) == installed, r)
+    chk.eq(p + "--uninstall with a failed restart: the CRI restarted again",
+           inst.restart_count(), 2)
+
+    root = fresh("etc/containerd")
+    toml = os.path.join(root, "etc/containerd/config.toml")
+    with open(toml, "w") as f:
+        f.write(own)
+    os.chmod(toml, 0o600)
+    before = node_files(root)
+    inst.run(root)
+    inst.restart_count()
+    r = inst.run(root, "--uninstall")
+    chk.check(p + "--uninstall (containerd): config.toml byte for byte the operator's, "
+              "mode kept, shim and shim.json gone", r.returncode == 0 and node_files(root) == before,
+              "%s\n%s" % (r, node_files(root)))
     inst.restart_count()
 
     # --- bad usage
