@@ -91,12 +91,13 @@ def run(chk, daemon, work, config):
         "bare": cri.run_pod("runc", {ANNOTATION: "first"}),
     }
     chk.check("four pods running (handlers execaff and runc, cpuset 0-1)", True)
+    badpod = cri.run_pod("execaff", {ANNOTATION: "firstt"})
     users = {"pinned": cri.run_pod("execaff", {ANNOTATION: "first"}, run_as_user=1000),
              "bare": cri.run_pod("runc", {ANNOTATION: "first"}, run_as_user=1000)}
     chk.check("the shims' sockets are where the cleanup looks for them",
               all(os.path.exists(s) for s in daemon.shim_sockets), daemon.shim_sockets)
     chk.check("the pods' cgroups are where the cleanup looks for them",
-              len(daemon._cgroup_dirs()) >= 6, daemon._cgroup_dirs())
+              len(daemon._cgroup_dirs()) >= 7, daemon._cgroup_dirs())
     cid = {k: c for k, (_, c) in pods.items()}
     ids = [x for pair in pods.values() for x in pair]
 
@@ -107,7 +108,7 @@ def run(chk, daemon, work, config):
         with open("/proc/%d/environ" % pid, "rb") as f:
             envs.append(("EXECAFF_CONFIG=" + config).encode() in f.read().split(b"\0"))
     chk.check("every containerd-shim-runc-v2 has EXECAFF_CONFIG from containerd",
-              len(shims) == 6 and all(envs), (shims, envs))
+              len(shims) == 7 and all(envs), (shims, envs))
 
     # --- ExecSync: the exec-probe path
     sync = {k: cri.exec_sync(c, ALLOWED) for k, c in cid.items()}
@@ -136,6 +137,20 @@ def run(chk, daemon, work, config):
            (0, "1000\nCpus_allowed_list:\t0\n", ""))
     chk.eq("ExecSync runAsUser 1000 bare runc: uid 1000 on 0-1", got["bare"],
            (0, "1000\nCpus_allowed_list:\t0-1\n", ""))
+
+    # --- a bad annotation: the exec fails, and the CRI error says why
+    for how, r in (("ExecSync", cri.exec_sync(badpod[1], ["true"])),):
+        chk.check("%s with annotation \"firstt\": fails, the CRI error carries the shim's "
+                  "message naming the annotation" % how,
+                  r[0] == "error" and "execaff-shim" in r[2] and ANNOTATION in r[2] and
+                  "firstt" in r[2], r)
+    try:
+        r = cri.stream_exec(badpod[1], ["true"])
+    except Exception as e:
+        r = ("error", str(e))
+    chk.check("Exec (stream) with annotation \"firstt\": fails, the stream's status "
+              "carries the shim's message", r[0] == "error" and "execaff-shim" in r[1] and
+              "firstt" in r[1], r)
 
     # --- ExecSync with a timeout, as a probe with timeoutSeconds: 1
     timed = {}
@@ -191,7 +206,8 @@ def run(chk, daemon, work, config):
     chk.contains("the shim logged its decision for the pinned container (%s)" % log,
                  text, 'decision for \\"%s\\"' % cid["pinned"])
 
-    for k, (sid, _) in list(pods.items()) + [("uid 1000 " + k, p) for k, p in users.items()]:
+    for k, (sid, _) in list(pods.items()) + [("uid 1000 " + k, p) for k, p in users.items()] + \
+            [("bad annotation", badpod)]:
         try:
             cri.remove_pod(sid)
             chk.check("StopPodSandbox + RemovePodSandbox %s" % k, True)
