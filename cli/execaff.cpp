@@ -2,6 +2,7 @@
 // `execaff`: the operator's front door to libexecaff.
 //   execaff cpus LIST        canonical form of a CPU list, or the parser's error
 //   execaff explain ...      what execaff would do to an exec, as JSON
+//   execaff audit ...        what on the node is off its CPUs (audit.cpp)
 #include <getopt.h>
 
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "audit.hpp"
 #include "cpu_set.hpp"
 #include "decide.hpp"
 #include "error.hpp"
@@ -29,6 +31,8 @@ constexpr const char* kUsage =
     "                       [--caller-cpus LIST] [--container-pid PID]\n"
     "                       [--container-cpuset LIST] [--housekeeping LIST]\n"
     "                       [--handler-default first|first-core|LIST|disable]\n"
+    "       execaff audit [--root DIR]... [--root-fs DIR] [--config FILE] [--json]\n"
+    "                     [--prometheus FILE]   (read-only; execaff audit --help)\n"
     "       execaff --version\n"
     "\n"
     "explain prints the decision for one exec into the container of bundle DIR as\n"
@@ -137,6 +141,7 @@ int main(int argc, char** argv) {
     const std::string_view command = argv[1];
     if (command == "cpus") return run_cpus(argc, argv);
     if (command == "explain") return run_explain(argc, argv);
+    if (command == "audit") return execaff::cli::run_audit_command(argc, argv);
     if (command == "--version") {
       std::cout << "execaff " << EXECAFF_VERSION << "\n";
       return 0;
