@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "error.hpp"
-#include "process_privileges.hpp"
 #include "seccomp_profile.hpp"
 #include "spec_json.hpp"
 #include "yajl_tree.hpp"
@@ -17,8 +16,8 @@ namespace execaff::preflight {
 namespace {
 
 constexpr const char* kNativeFix =
-    "a runtime that applies execCPUAffinity itself does not need the trampoline: runc >= 1.3, "
-    "crun >= 1.19, youki >= 0.5.4 (\"native\": true) or the forked crun (contrib/crun)";
+    "a runtime that applies execCPUAffinity itself, so that no trampoline runs: runc >= 1.3, "
+    "crun >= 1.19 or youki >= 0.5.4 with \"native\": true, or the forked crun (contrib/crun)";
 
 std::string under(const std::string& root, const std::string& path) {
   return root == "/" || root.empty() ? path : root + path;
@@ -43,7 +42,7 @@ std::vector<SyscallProbe> trampoline_calls() {
   };
 }
 
-PreflightCheck check_seccomp(yajl_val config) {
+PreflightCheck check_seccomp(yajl_val config, const std::string& source) {
   PreflightCheck c{.name = "seccomp"};
   const yajl_val profile = member(member(config, "linux"), "seccomp");
   if (profile == nullptr || YAJL_IS_NULL(profile)) {
@@ -52,7 +51,7 @@ PreflightCheck check_seccomp(yajl_val config) {
   }
   SeccompEvaluation e;
   try {
-    e = evaluate_seccomp_profile(profile, "config.json", trampoline_calls());
+    e = evaluate_seccomp_profile(profile, source, trampoline_calls());
   } catch (const Error& err) {
     c.ok = false;
     c.detail = std::string("cannot evaluate the profile: ") + err.what();
@@ -87,29 +86,6 @@ PreflightCheck check_seccomp(yajl_val config) {
     for (const std::string& n : e.unknown_names) c.detail += " " + n;
     c.detail += ")";
   }
-  return c;
-}
-
-PreflightCheck check_privileges(yajl_val process, const std::string& source) {
-  PreflightCheck c{.name = "capabilities"};
-  const ProcessPrivileges p = read_process_privileges(process, source);
-  std::string text = "effective/permitted/inheritable \"" + p.text + "\"; bounding";
-  for (const auto& n : p.bounding) text += " " + n;
-  if (p.bounding.empty()) text += " (none)";
-  text += "; ambient";
-  for (const auto& n : p.ambient) text += " " + n;
-  if (p.ambient.empty()) text += " (none)";
-  text += std::string("; no_new_privs ") + (p.no_new_privileges ? "true" : "false");
-  text +=
-      ". The trampoline needs no capability: sched_setaffinity on itself and execve need none, "
-      "and no_new_privs does not stop it";
-  if (!p.unknown.empty()) {
-    c.ok = false;
-    text += ". Unknown to libcap, so the runtime refuses the exec itself:";
-    for (const auto& n : p.unknown) text += " " + n;
-    c.fix = "correct the capability names";
-  }
-  c.detail = text;
   return c;
 }
 
@@ -219,15 +195,8 @@ std::string PreflightReport::to_json() const {
 
 PreflightReport run_preflight(const PreflightInput& input) {
   const YajlTree config = parse_json_object(input.config_json, input.config_source);
-  std::optional<YajlTree> process_tree;
-  if (input.process_json)
-    process_tree = parse_json_object(*input.process_json, input.process_source);
-  // The exec's process: its own file, else config.json's (the CLI form).
-  const yajl_val process = process_tree ? process_tree->get() : member(config.get(), "process");
   PreflightReport report;
-  report.checks.push_back(check_seccomp(config.get()));
-  report.checks.push_back(
-      check_privileges(process, process_tree ? input.process_source : input.config_source));
+  report.checks.push_back(check_seccomp(config.get(), input.config_source));
   report.checks.push_back(check_proc(config.get(), input));
   report.checks.push_back(check_memfd(input));
   report.checks.push_back(check_selinux(input));

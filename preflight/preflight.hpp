@@ -16,7 +16,7 @@
 namespace execaff::preflight {
 
 struct PreflightCheck {
-  std::string name;  // "seccomp", "capabilities", "proc", "memfd_exec", "selinux", "program"
+  std::string name;  // "seccomp", "proc", "memfd_exec", "selinux", "program"; "capabilities"
   bool ok = true;
   bool blocking = false;  // the trampoline cannot work: pinning must not be tried
   std::string detail;
@@ -26,8 +26,6 @@ struct PreflightCheck {
 struct PreflightInput {
   std::string config_json;
   std::string config_source = "config.json";
-  std::optional<std::string> process_json;  // the exec's process file, if any
-  std::string process_source = "process file";
   std::optional<pid_t> init_pid;  // the container's init: live /proc check
   std::string root = "/";         // the node's files (/proc/sys, /sys/fs/selinux)
   // The caller's look-up of the program in the container, when it made one.

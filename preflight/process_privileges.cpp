@@ -75,4 +75,27 @@ ProcessPrivileges read_process_privileges(yajl_val process, std::string_view sou
   return out;
 }
 
+PreflightCheck check_process_privileges(yajl_val process, std::string_view source) {
+  PreflightCheck c{.name = "capabilities"};
+  const ProcessPrivileges p = read_process_privileges(process, source);
+  std::string text = "effective/permitted/inheritable \"" + p.text + "\"; bounding";
+  for (const auto& n : p.bounding) text += " " + n;
+  if (p.bounding.empty()) text += " (none)";
+  text += "; ambient";
+  for (const auto& n : p.ambient) text += " " + n;
+  if (p.ambient.empty()) text += " (none)";
+  text += std::string("; no_new_privs ") + (p.no_new_privileges ? "true" : "false");
+  text +=
+      ". The trampoline needs no capability: sched_setaffinity on itself and execve need none, "
+      "and no_new_privs does not stop it";
+  if (!p.unknown.empty()) {
+    c.ok = false;
+    text += ". Unknown to libcap, so the runtime refuses the exec itself:";
+    for (const auto& n : p.unknown) text += " " + n;
+    c.fix = "correct the capability names";
+  }
+  c.detail = text;
+  return c;
+}
+
 }  // namespace execaff::preflight

@@ -5,7 +5,9 @@
 // for another user's task), and execve needs none; no_new_privs does not
 // stop it either (a memfd carries no set-id bit or file capability).  So
 // these are reported, never a reason to refuse — except a name the runtime
-// itself will not accept.
+// itself will not accept.  `execaff explain` reports them; the shim does not
+// link libcap at all (its constructor would cost every runtime call six
+// prctl calls, for a check that never blocks).
 #pragma once
 
 #include <yajl/yajl_tree.h>
@@ -13,6 +15,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "preflight.hpp"
 
 namespace execaff::preflight {
 
@@ -27,5 +31,9 @@ struct ProcessPrivileges {
 // `process` is a process object (an exec's process file, or config.json's
 // "process").  Error(EINVAL) naming `source` for wrong types.
 [[nodiscard]] ProcessPrivileges read_process_privileges(yajl_val process, std::string_view source);
+
+// The pre-flight's "capabilities" check: the sets as libcap prints them,
+// no_new_privs, and what the trampoline needs of them (nothing).
+[[nodiscard]] PreflightCheck check_process_privileges(yajl_val process, std::string_view source);
 
 }  // namespace execaff::preflight

@@ -18,6 +18,7 @@
 
 #include "error.hpp"
 #include "preflight.hpp"
+#include "process_privileges.hpp"
 #include "seccomp_bpf.hpp"
 #include "seccomp_profile.hpp"
 #include "yajl_tree.hpp"
@@ -282,7 +283,9 @@ TEST(Preflight, CleanContainerPassesWithItsCapabilitiesPrinted) {
   in.config_json = with_config("{}");
   const PreflightReport r = run_preflight(in);
   EXPECT_FALSE(r.blocked()) << r.reason();
-  const auto& caps = named(r, "capabilities");
+  const execaff::YajlTree config = execaff::parse_json_object(in.config_json, "config");
+  const PreflightCheck caps =
+      check_process_privileges(execaff::member(config.get(), "process"), "config");
   EXPECT_TRUE(caps.ok);
   EXPECT_NE(caps.detail.find("cap_chown,cap_kill=ep"), std::string::npos) << caps.detail;
   EXPECT_NE(caps.detail.find("no_new_privs true"), std::string::npos);
@@ -315,11 +318,13 @@ TEST(Preflight, MemfdNoexecSysctl) {
 TEST(Preflight, UnknownCapabilityIsReportedNotBlocking) {
   PreflightInput in;
   in.config_json = with_config("{}");
-  in.process_json = R"({"args": ["sh"], "capabilities": {"bounding": ["CAP_FROB"]}})";
-  const PreflightReport r = run_preflight(in);
-  EXPECT_FALSE(r.blocked());
-  EXPECT_FALSE(named(r, "capabilities").ok);
-  EXPECT_NE(named(r, "capabilities").detail.find("CAP_FROB"), std::string::npos);
+  const execaff::YajlTree process = execaff::parse_json_object(
+      R"({"args": ["sh"], "capabilities": {"bounding": ["CAP_FROB", "CAP_KILL"]}})", "process");
+  const PreflightCheck caps = check_process_privileges(process.get(), "process");
+  EXPECT_FALSE(caps.blocking);
+  EXPECT_FALSE(caps.ok);
+  EXPECT_NE(caps.detail.find("CAP_FROB"), std::string::npos);
+  EXPECT_NE(caps.detail.find("bounding cap_kill"), std::string::npos) << caps.detail;
 }
 
 }  // namespace
