@@ -12,6 +12,8 @@ PACKAGES="
   runc crun podman conmon busybox-static
   qemu-system-x86 cpio
   hyperfine time gnuplot-nox
+  libseccomp-dev libseccomp2 libcap-dev libcap2
+  scdoc groff-base man-db
 "
 
 if [ "$(id -u)" != 0 ]; then
