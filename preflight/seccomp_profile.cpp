@@ -111,7 +111,7 @@ std::uint32_t arch_token(const std::string& oci_name, const std::string& where) 
 }
 
 void add_rules(scmp_filter_ctx ctx, yajl_val rule, std::uint32_t default_action,
-               const std::string& where, SeccompProgram& out) {
+               const std::string& where, const std::vector<int>* keep, SeccompProgram& out) {
   const std::uint32_t action = action_of(string_member(rule, "action", where),
                                          unsigned_member(rule, "errnoRet", where), where);
   std::vector<scmp_arg_cmp> conditions;
@@ -163,6 +163,7 @@ void add_rules(scmp_filter_ctx ctx, yajl_val rule, std::uint32_t default_action,
       }
       continue;
     }
+    if (keep != nullptr && std::find(keep->begin(), keep->end(), nr) == keep->end()) continue;
     const auto add = [&](unsigned count, const scmp_arg_cmp* cmp) {
       const int rc = seccomp_rule_add_array(ctx, action, nr, count, cmp);
       if (rc < 0) {
@@ -256,7 +257,8 @@ std::string SyscallOutcome::describe() const {
 }
 
 SeccompProgram build_seccomp_program(yajl_val profile, std::string_view source,
-                                     const std::optional<std::string>& architecture) {
+                                     const std::optional<std::string>& architecture,
+                                     const std::vector<std::string>* only) {
   const std::string where = std::string(source) + " linux.seccomp";
   if (profile == nullptr || !YAJL_IS_OBJECT(profile)) {
     throw Error(EINVAL, where + " must be an object");
@@ -295,11 +297,19 @@ SeccompProgram build_seccomp_program(yajl_val profile, std::string_view source,
       out.flags.push_back(flag);
     }
   }
+  // Rules are added by native number; libseccomp maps them to each
+  // architecture's own, so a call is kept by its native number.
+  std::optional<std::vector<int>> keep;
+  if (only != nullptr) {
+    keep.emplace();
+    for (const std::string& name : *only)
+      keep->push_back(seccomp_syscall_resolve_name(name.c_str()));
+  }
   if (const yajl_val rules = member(profile, "syscalls"); rules != nullptr) {
     if (!YAJL_IS_ARRAY(rules)) throw Error(EINVAL, where + ".syscalls must be an array");
     for (std::size_t i = 0; i < rules->u.array.len; ++i) {
       add_rules(ctx.get(), rules->u.array.values[i], default_action,
-                where + ".syscalls[" + std::to_string(i) + "]", out);
+                where + ".syscalls[" + std::to_string(i) + "]", keep ? &*keep : nullptr, out);
     }
   }
   // A target architecture the profile does not list meets the filter's
@@ -313,7 +323,9 @@ SeccompProgram build_seccomp_program(yajl_val profile, std::string_view source,
 SeccompEvaluation evaluate_seccomp_profile(yajl_val profile, std::string_view source,
                                            const std::vector<SyscallProbe>& probes,
                                            const std::optional<std::string>& architecture) {
-  SeccompProgram built = build_seccomp_program(profile, source, architecture);
+  std::vector<std::string> names;
+  for (const SyscallProbe& probe : probes) names.push_back(probe.name);
+  SeccompProgram built = build_seccomp_program(profile, source, architecture, &names);
   const std::vector<sock_filter>& program = built.instructions;
   const std::uint32_t target = built.architecture;
   SeccompEvaluation out;

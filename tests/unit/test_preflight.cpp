@@ -6,6 +6,7 @@
 // /proc and memfd checks.
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,9 +33,45 @@ const std::vector<SyscallProbe> kCalls = {
     {"execve", {0, 0, 0, 0, 0, 0}, {0, 1, 2}},
 };
 
+// The program of every rule, run on each probe at the probe's own
+// argument values: what evaluate_seccomp_profile's reduced program must
+// agree with.
+std::vector<std::uint32_t> full_program_returns(yajl_val profile,
+                                                const std::optional<std::string>& arch) {
+  const SeccompProgram full = build_seccomp_program(profile, "test", arch);
+  std::vector<std::uint32_t> out;
+  for (const SyscallProbe& probe : kCalls) {
+    seccomp_data data{};
+    data.nr = seccomp_syscall_resolve_name_arch(full.architecture, probe.name.c_str());
+    data.arch = full.architecture;
+    for (unsigned i = 0; i < 6; ++i) data.args[i] = probe.args[i];
+    out.push_back(run_seccomp_bpf(full.instructions, data));
+  }
+  return out;
+}
+
+std::vector<std::uint32_t> reduced_program_returns(yajl_val profile,
+                                                   const std::optional<std::string>& arch) {
+  std::vector<std::string> names;
+  for (const SyscallProbe& probe : kCalls) names.push_back(probe.name);
+  const SeccompProgram reduced = build_seccomp_program(profile, "test", arch, &names);
+  std::vector<std::uint32_t> out;
+  for (const SyscallProbe& probe : kCalls) {
+    seccomp_data data{};
+    data.nr = seccomp_syscall_resolve_name_arch(reduced.architecture, probe.name.c_str());
+    data.arch = reduced.architecture;
+    for (unsigned i = 0; i < 6; ++i) data.args[i] = probe.args[i];
+    out.push_back(run_seccomp_bpf(reduced.instructions, data));
+  }
+  return out;
+}
+
 SeccompEvaluation evaluate(const std::string& profile_json,
                            const std::optional<std::string>& arch = std::nullopt) {
   const execaff::YajlTree tree = execaff::parse_json_object(profile_json, "test profile");
+  // Every profile of these tests: the reduced program answers as the full one.
+  EXPECT_EQ(reduced_program_returns(tree.get(), arch), full_program_returns(tree.get(), arch))
+      << profile_json;
   return evaluate_seccomp_profile(tree.get(), "test", kCalls, arch);
 }
 
