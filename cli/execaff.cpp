@@ -32,9 +32,11 @@ constexpr const char* kUsage =
     "       execaff --version\n"
     "\n"
     "explain prints the decision for one exec into the container of bundle DIR as\n"
-    "JSON: {\"pinned\", \"initial\", \"final\", \"source\", \"reason\", ...}.  Node facts\n"
-    "are read under --root (default /); the caller's CPUs default to this\n"
-    "process's affinity.\n";
+    "JSON: {\"pinned\", \"initial\", \"final\", \"source\", \"reason\", ..., \"preflight\"},\n"
+    "the last saying, for a pinned exec, whether the emulated path can work there\n"
+    "(seccomp, capabilities, /proc, memfd, the program).  Node facts are read\n"
+    "under --root (default /); the caller's CPUs default to this process's\n"
+    "affinity.  audit reports what on the node is off its CPUs (man execaff).\n";
 
 int usage_error(const std::string& message) {
   std::cerr << "execaff: " << message << "\n" << kUsage;
