@@ -317,12 +317,13 @@ void check_tasks(const std::vector<Subject>& subjects, const std::map<pid_t, Pro
             why += (why.empty() ? "" : ", ") + std::to_string(cpu) +
                    (it != claimed_by.end()         ? " (container " + quoted(it->second) + "'s)"
                     : !s.info.cpuset.contains(cpu) ? " (outside its cpuset)"
-                    : s.info.cpuset == online      ? " (its cpuset is every online CPU)"
                                                    : "");
           }
-          findings.push_back(
-              task_finding(FindingKind::isolated_cpu_intruder, s, p, t, owned,
-                           "may run on isolated CPU " + why + " that the container does not own"));
+          findings.push_back(task_finding(
+              FindingKind::isolated_cpu_intruder, s, p, t, owned,
+              "may run on isolated CPU " + why + ", which the container does not own" +
+                  (s.info.cpuset == online ? " (its cpuset is every online CPU: it owns none)"
+                                           : "")));
         }
       }
     }
