@@ -11,7 +11,9 @@ Per runtime, two busybox containers with cpuset "0-1" and the annotation
   escaped_exec, and nothing else (the container's own init runs on 0-1 by
   right: it is not an exec);
 * clean: a process exec'd through the shim, left alone — audit must see it
-  (one exec'd process) and report nothing, exit 0.
+  (one exec'd process) and report nothing, exit 0; beside it, under the
+  same root, a container that does not opt in, with a process exec'd by the
+  bare runtime: not held to any final, so still nothing.
 
 Also: --prometheus writes the gauges atomically (no temp file left), the
 counts per container are right, and the exit status is 1 with findings.
@@ -68,7 +70,8 @@ def run_for(name, path, cli, shim, checks, work):
     children = []
     annotations = {ANNOTATION: "first"}
     with fixture.Container(path, cpus="0-1", annotations=annotations) as escaped, \
-            fixture.Container(path, cpus="0-1", annotations=annotations) as clean:
+            fixture.Container(path, cpus="0-1", annotations=annotations) as clean, \
+            fixture.Container(path, cpus="0-1", root=clean.root) as plain:
         try:
             tag = str(os.getpid())
             # Through the shim, then re-pinned by hand: "a task someone re-pinned".
@@ -86,15 +89,18 @@ def run_for(name, path, cli, shim, checks, work):
                 [shim, "--root", clean.root, "exec", clean.id, "sleep", "9" + tag], env))
             pinned = exec_pid(clean, "9" + tag)
             checks.eq("%s clean exec on final" % name, os.sched_getaffinity(pinned), {0})
+            children.append(background_exec(
+                [path, "--root", plain.root, "exec", plain.id, "sleep", "6" + tag], None))
+            exec_pid(plain, "6" + tag)
 
             r = audit(cli, [clean.root], config, "--json")
             checks.eq("%s clean pod: exit 0" % name, r.returncode, 0, r)
             doc = json.loads(r.stdout) if r.stdout else {}
             checks.eq("%s clean pod: no findings" % name, doc.get("findings"), [], r.stdout)
-            got = [(c["id"], c["opted_in"], c["final"], c["exec_processes"])
-                   for c in doc.get("containers", [])]
+            got = sorted((c["id"], c["opted_in"], c["final"], c["exec_processes"])
+                         for c in doc.get("containers", []))
             checks.eq("%s clean pod: its exec was seen" % name, got,
-                      [(clean.id, True, "0", 1)], r.stdout)
+                      sorted([(clean.id, True, "0", 1), (plain.id, False, None, 1)]), r.stdout)
 
             prom = os.path.join(work, "execaff.prom")
             r = audit(cli, [escaped.root, clean.root], config, "--json", "--prometheus", prom)
@@ -108,7 +114,7 @@ def run_for(name, path, cli, shim, checks, work):
                       r.stdout)
             with open(prom) as f:
                 text = f.read()
-            for cid, n in ((escaped.id, 2), (clean.id, 0)):
+            for cid, n in ((escaped.id, 2), (clean.id, 0), (plain.id, 0)):
                 sample = 'execaff_audit_escaped_exec{container="%s",root="%s"} %d' % (
                     cid, escaped.root if cid == escaped.id else clean.root, n)
                 checks.contains("%s prometheus %s=%d" % (name, cid[-6:], n), text, sample)
