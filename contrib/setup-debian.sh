@@ -13,6 +13,8 @@ PACKAGES="
   containerd python3-grpcio python3-grpc-tools python3-yaml
   qemu-system-x86 cpio
   hyperfine time gnuplot-nox
+  libseccomp-dev libseccomp2 libcap-dev libcap2
+  scdoc groff-base man-db
 "
 
 if [ "$(id -u)" != 0 ]; then

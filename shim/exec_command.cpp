@@ -14,6 +14,7 @@
 #include "decide.hpp"
 #include "early_cpuset_join.hpp"
 #include "error.hpp"
+#include "exec_preflight.hpp"
 #include "final_trampoline_image.h"
 #include "native_support.hpp"
 #include "node_facts.hpp"
@@ -205,6 +206,7 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
                      " is not in the container: the runtime reports it");
       return untouched;
     }
+    require_trampoline_preflight(*request.config_json, request.config_source, state->init_pid, log);
     const int trampoline =
         place_trampoline(3 + static_cast<int>(preserved + listen_fd_count(*state)));
     const std::vector<std::string> prefix = {fd_path(trampoline), std::to_string(trampoline),
@@ -254,7 +256,6 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
                        ") so the runtime's join cannot reset the mask (kernels before 6.2)");
       }
     }
-
   }
   if (decision.initial) {
     // Inherited across execve and fork by the runtime and every helper it

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "runtime_state.hpp"
 
+#include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <memory>
 #include <string_view>
 
 #include "error.hpp"
 #include "spec_json.hpp"
 #include "yajl_tree.hpp"
 
-namespace execaff::shim {
+namespace execaff {
 namespace {
 
 bool exists(const std::string& path) {
@@ -26,7 +29,7 @@ pid_t pid_member(yajl_val object, std::string_view key, const std::string& file)
   return static_cast<pid_t>(YAJL_GET_INTEGER(v));
 }
 
-ContainerState read_runc_state(const std::string& file) {
+ContainerState read_runc_state(const std::string& file, const std::string& fs_root) {
   const YajlTree tree =
       parse_json_object(read_document_file(file), "runtime state " + quoted(file));
   ContainerState state;
@@ -39,7 +42,7 @@ ContainerState read_runc_state(const std::string& file) {
       if (!YAJL_IS_STRING(label)) continue;
       const std::string_view text = YAJL_GET_STRING(label);
       if (text.rfind("bundle=", 0) == 0) {
-        state.config_path = std::string(text.substr(7)) + "/config.json";
+        state.config_path = fs_root + std::string(text.substr(7)) + "/config.json";
       }
     }
   }
@@ -49,7 +52,8 @@ ContainerState read_runc_state(const std::string& file) {
   return state;
 }
 
-ContainerState read_crun_state(const std::string& dir, const std::string& file) {
+ContainerState read_crun_state(const std::string& dir, const std::string& file,
+                               const std::string& fs_root) {
   const YajlTree tree =
       parse_json_object(read_document_file(file), "runtime state " + quoted(file));
   ContainerState state;
@@ -64,7 +68,7 @@ ContainerState read_crun_state(const std::string& dir, const std::string& file) 
     if (bundle == nullptr || !YAJL_IS_STRING(bundle)) {
       throw Error(EINVAL, "runtime state " + quoted(file) + " names no bundle");
     }
-    state.config_path = std::string(YAJL_GET_STRING(bundle)) + "/config.json";
+    state.config_path = fs_root + std::string(YAJL_GET_STRING(bundle)) + "/config.json";
   }
   return state;
 }
@@ -72,6 +76,10 @@ ContainerState read_crun_state(const std::string& dir, const std::string& file) 
 std::string base_name(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool plain_id(const std::string& id) {
+  return !id.empty() && id != "." && id != ".." && id.find('/') == std::string::npos;
 }
 
 }  // namespace
@@ -86,15 +94,32 @@ std::optional<std::string> state_root(const std::optional<std::string>& root_opt
   return std::nullopt;
 }
 
-std::optional<ContainerState> read_container_state(const std::string& root, const std::string& id) {
+std::optional<ContainerState> read_container_state(const std::string& root, const std::string& id,
+                                                   const std::string& fs_root) {
   // Both runtimes refuse such ids; never build a path from one.
-  if (id.empty() || id == "." || id == ".." || id.find('/') != std::string::npos) {
-    return std::nullopt;
-  }
+  if (!plain_id(id)) return std::nullopt;
   const std::string dir = root + "/" + id;
-  if (exists(dir + "/state.json")) return read_runc_state(dir + "/state.json");
-  if (exists(dir + "/status")) return read_crun_state(dir, dir + "/status");
+  if (exists(dir + "/state.json")) return read_runc_state(dir + "/state.json", fs_root);
+  if (exists(dir + "/status")) return read_crun_state(dir, dir + "/status", fs_root);
   return std::nullopt;
 }
 
-}  // namespace execaff::shim
+std::vector<std::string> list_container_ids(const std::string& root) {
+  const std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(root.c_str()), ::closedir);
+  if (!dir) {
+    const int code = errno;
+    if (code == ENOENT) return {};
+    throw Error(code, "runtime state root " + quoted(root) + ": " + errno_text(code));
+  }
+  std::vector<std::string> ids;
+  while (const dirent* entry = ::readdir(dir.get())) {
+    const std::string id = entry->d_name;
+    if (!plain_id(id)) continue;
+    const std::string path = root + "/" + id;
+    if (exists(path + "/state.json") || exists(path + "/status")) ids.push_back(id);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace execaff

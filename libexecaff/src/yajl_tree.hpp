@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // An owning yajl tree and typed look-ups with errors that name the source
-// and the key, for the shim's small documents (its config, runtime state).
+// and the key, for small documents (the shim's config, runtime state files).
 #pragma once
 
 #include <yajl/yajl_tree.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace execaff::shim {
+namespace execaff {
 
 struct YajlTreeFree {
   void operator()(yajl_val v) const noexcept { yajl_tree_free(v); }
@@ -23,4 +23,4 @@ using YajlTree = std::unique_ptr<std::remove_pointer_t<yajl_val>, YajlTreeFree>;
 // Member `key` of object `object`, or nullptr.
 [[nodiscard]] yajl_val member(yajl_val object, std::string_view key);
 
-}  // namespace execaff::shim
+}  // namespace execaff

@@ -12,8 +12,9 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
-namespace execaff::shim {
+namespace execaff {
 
 struct ContainerState {
   std::string config_path;  // the config.json the runtime created it from
@@ -33,7 +34,15 @@ struct ContainerState {
 // nullopt when the container does not exist or the id is not a plain name
 // (the runtime then reports that itself, exactly as without the shim).
 // Throws Error naming the file when a state file exists but is broken.
+// `fs_root` is prefixed to the bundle path a state file names (`execaff
+// audit --root-fs`: the state files of a fixture tree name host paths).
 [[nodiscard]] std::optional<ContainerState> read_container_state(const std::string& root,
-                                                                 const std::string& id);
+                                                                 const std::string& id,
+                                                                 const std::string& fs_root = "");
 
-}  // namespace execaff::shim
+// The ids of the containers under a state root (directories holding a
+// state.json or a status file), sorted.  Empty when `root` does not exist;
+// Error naming the directory when it cannot be read.
+[[nodiscard]] std::vector<std::string> list_container_ids(const std::string& root);
+
+}  // namespace execaff

@@ -6,7 +6,7 @@
 
 #include "error.hpp"
 
-namespace execaff::shim {
+namespace execaff {
 
 YajlTree parse_json_object(const std::string& text, std::string_view source) {
   char message[512] = "";
@@ -32,4 +32,4 @@ yajl_val member(yajl_val object, std::string_view key) {
   return nullptr;
 }
 
-}  // namespace execaff::shim
+}  // namespace execaff
