@@ -24,7 +24,8 @@ enum class Lookup { found, absent, unknown };
 // What the runtime's own look-up would conclude about one program.
 enum class Answer { present, missing, refused, unknown };
 
-using LookFn = std::function<Lookup(const std::string&)>;
+// `joined`: a $PATH candidate, which runc spells filepath.Join(dir, file).
+using LookFn = std::function<Lookup(const std::string&, bool joined)>;
 
 // A directory or a file with no execute bit is refused by the runtimes'
 // own look-up (runc's LookPath skips it; crun says permission denied); a
@@ -175,9 +176,12 @@ std::string lexically_clean(const std::string& path) {
   return joined.empty() ? "." : joined;
 }
 
-// Both spellings must agree: found only if both are, absent only if both are.
-Lookup walk_both_spellings(const std::string& path) {
+// A $PATH candidate: runc looks up Go's lexically cleaned spelling, crun
+// the raw one, and both must agree: found only if both are, absent only if
+// both are.  A program named with a slash is looked up as it is by both.
+Lookup walk_as_runtimes_spell_it(const std::string& path, bool joined) {
   const Lookup raw = walk(path);
+  if (!joined) return raw;
   const std::string clean = lexically_clean(path);
   if (clean == path) return raw;
   return walk(clean) == raw ? raw : Lookup::unknown;
@@ -200,7 +204,7 @@ Answer search(const std::string& program, const std::vector<std::string>& env,
               const std::string& cwd, PathRules rules, const LookFn& look) {
   const std::string here = cwd.empty() ? "/" : cwd;
   if (program.find('/') != std::string::npos) {
-    switch (look(program.front() == '/' ? program : here + "/" + program)) {
+    switch (look(program.front() == '/' ? program : here + "/" + program, false)) {
       case Lookup::found: return Answer::present;
       case Lookup::unknown: return Answer::unknown;
       case Lookup::absent: return Answer::missing;
@@ -219,7 +223,8 @@ Answer search(const std::string& program, const std::vector<std::string>& env,
       dir = ".";
     }
     const bool relative = dir.front() != '/';
-    const Lookup got = look(relative ? here + "/" + dir + "/" + program : dir + "/" + program);
+    const Lookup got =
+        look(relative ? here + "/" + dir + "/" + program : dir + "/" + program, true);
     if (got == Lookup::unknown) return Answer::unknown;
     if (got == Lookup::found) {
       // runc refuses a match in a relative element (Go's ErrDot).
@@ -258,10 +263,10 @@ bool definitely_not_runnable(pid_t init_pid, const std::string& program,
     (void)::sigprocmask(SIG_UNBLOCK, &alarm_only, nullptr);
     ::alarm(2);
     if (::setns(mnt.get(), CLONE_NEWNS) != 0) ::_exit(2);
-    const Answer in_namespace_root = search(program, env, cwd, rules, walk_both_spellings);
+    const Answer in_namespace_root = search(program, env, cwd, rules, walk_as_runtimes_spell_it);
     if (!definite(in_namespace_root)) ::_exit(3);
     if (::fchdir(root.get()) != 0 || ::chroot(".") != 0) ::_exit(2);
-    const Answer in_init_root = search(program, env, cwd, rules, walk_both_spellings);
+    const Answer in_init_root = search(program, env, cwd, rules, walk_as_runtimes_spell_it);
     ::_exit(definite(in_init_root) ? 0 : 3);
   }
   int status = 0;
@@ -281,7 +286,7 @@ bool program_may_exist(pid_t init_pid, const std::string& program,
     const std::string root = "/proc/" + std::to_string(init_pid) + "/root";
     Fd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (root_fd.get() < 0) return true;
-    const Answer quick = search(program, env, cwd, rules, [&](const std::string& p) {
+    const Answer quick = search(program, env, cwd, rules, [&](const std::string& p, bool) {
       return look_through_proc_root(root_fd.get(), p);
     });
     if (quick == Answer::present || quick == Answer::unknown) return true;

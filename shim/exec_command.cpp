@@ -207,7 +207,10 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     }
     const int trampoline =
         place_trampoline(3 + static_cast<int>(preserved + listen_fd_count(*state)));
-    const std::vector<std::string> prefix = {fd_path(trampoline), std::to_string(trampoline),
+    // "Nr": the trampoline spells $PATH candidates as runc does (Go's
+    // lexical filepath.Join); crun looks them up as they are.
+    const std::vector<std::string> prefix = {fd_path(trampoline),
+                                             std::to_string(trampoline) + (state->crun ? "" : "r"),
                                              decision.final->format()};
     argv = with_preserve_fds(line, argv, preserved + 1);
     if (line.process) {
@@ -254,7 +257,6 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
                        ") so the runtime's join cannot reset the mask (kernels before 6.2)");
       }
     }
-
   }
   if (decision.initial) {
     // Inherited across execve and fork by the runtime and every helper it

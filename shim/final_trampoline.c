@@ -4,7 +4,10 @@
  * process.execCPUAffinity (runc < 1.3, crun < 1.19) starts this instead of
  * the user's program, from a memfd the shim passes with --preserve-fds:
  *
- *     /proc/self/fd/N  N  FINAL  PROGRAM ARGS...
+ *     /proc/self/fd/N  N[r]  FINAL  PROGRAM ARGS...
+ *
+ * ("Nr" when the runtime is runc: $PATH candidates are then cleaned
+ * lexically, as Go's exec.LookPath spells them.)
  *
  * (No "--": runc and crun stop parsing options at the container id, and a
  * "--" could be eaten by crun's argp.)
@@ -242,6 +245,47 @@ static long runnable(const char* path) {
   return 0;
 }
 
+/* argv[1] is "N", or "Nr" when the runtime is runc: its PATH candidates
+ * are then spelt as Go's filepath.Join does, cleaned lexically. */
+static int go_rules;
+static char clean_buffer[4096];
+
+/* Go's filepath.Clean of path_buffer, in place: runc looks up
+ * filepath.Join(dir, file), so "/a/../bin/sh" is "/bin/sh" whatever /a is. */
+static void clean_lexically(void) {
+  const char* p = path_buffer;
+  unsigned long n = length(p), r = 0, w = 0, dotdot = 0, i;
+  int rooted = p[0] == '/';
+  if (rooted) {
+    clean_buffer[w++] = '/';
+    r = dotdot = 1;
+  }
+  while (r < n) {
+    if (p[r] == '/') {
+      ++r;
+    } else if (p[r] == '.' && (r + 1 == n || p[r + 1] == '/')) {
+      ++r;
+    } else if (p[r] == '.' && p[r + 1] == '.' && (r + 2 == n || p[r + 2] == '/')) {
+      r += 2;
+      if (w > dotdot) {
+        --w;
+        while (w > dotdot && clean_buffer[w] != '/') --w;
+      } else if (!rooted) {
+        if (w > 0) clean_buffer[w++] = '/';
+        clean_buffer[w++] = '.';
+        clean_buffer[w++] = '.';
+        dotdot = w;
+      }
+    } else {
+      if ((rooted && w != 1) || (!rooted && w != 0)) clean_buffer[w++] = '/';
+      for (; r < n && p[r] != '/'; ++r) clean_buffer[w++] = p[r];
+    }
+  }
+  if (w == 0) clean_buffer[w++] = '.';
+  for (i = 0; i < w; ++i) path_buffer[i] = clean_buffer[i];
+  path_buffer[w] = '\0';
+}
+
 static void run(char** argv, char** envp) {
   const char* name = argv[0];
   const char* path;
@@ -266,6 +310,7 @@ static void run(char** argv, char** envp) {
       path_buffer[at++] = '/';
       for (i = 0; i < name_len; ++i) path_buffer[at++] = name[i];
       path_buffer[at] = '\0';
+      if (go_rules) clean_lexically();
       /* The first runnable candidate is the one: like runc, no fallback to
        * a later one when its execve fails. */
       if (runnable(path_buffer) == 0) {
@@ -282,6 +327,10 @@ static unsigned long parse_fd(const char* s) {
   unsigned long v = 0;
   if (*s == '\0') return ~0UL;
   for (; *s != '\0'; ++s) {
+    if (*s == 'r' && s[1] == '\0' && v != 0) {
+      go_rules = 1;
+      break;
+    }
     if (*s < '0' || *s > '9') return ~0UL;
     v = v * 10 + (unsigned long)(*s - '0');
     if (v > 1U << 20) return ~0UL;
