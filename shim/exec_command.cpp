@@ -202,7 +202,12 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     const PathRules rules = state->crun ? PathRules::crun : PathRules::runc;
     if (program.empty() || !program_may_exist(state->init_pid, program, env, cwd, rules)) {
       log.debug_line("program " + quoted(program) +
-                     " is not in the container: the runtime reports it");
+                     " is definitely not in the container: the runtime reports it");
+      // A program that a process in the container creates after the
+      // look-up would run as the bare runtime runs it: let it start on
+      // initial at least (on 6.2+ kernels the join keeps initial ∩ cpuset,
+      // which is F for exclusive CPUs).  Nothing the runtime prints changes.
+      if (decision.initial) (void)apply_affinity(0, *decision.initial, "initial");
       return untouched;
     }
     const int trampoline =

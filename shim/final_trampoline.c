@@ -47,6 +47,8 @@
 #define SYS_sched_setaffinity 203
 #define SYS_sched_getaffinity 204
 #define SYS_statx 332
+#define SYS_faccessat 269
+#define SYS_statfs 137
 static long raw_syscall3(long n, long a, long b, long c) {
   long ret;
   __asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
@@ -70,6 +72,8 @@ static long raw_syscall5(long n, long a, long b, long c, long d, long e) {
 #define SYS_sched_setaffinity 122
 #define SYS_sched_getaffinity 123
 #define SYS_statx 291
+#define SYS_faccessat 48
+#define SYS_statfs 43
 static long raw_syscall3(long n, long a, long b, long c) {
   register long x8 __asm__("x8") = n;
   register long x0 __asm__("x0") = a;
@@ -109,6 +113,9 @@ static long raw_syscall5(long n, long a, long b, long c, long d, long e) {
 #define STATX_MODE 0x2U
 #define S_IFMT 0170000
 #define S_IFDIR 0040000
+#define X_OK 1
+#define ST_NOEXEC 8UL
+#define STATFS_FLAGS_WORD 10 /* f_flags: the 11th 64-bit word of struct statfs */
 
 /* CPU ids up to 65535, as the library's parser allows. */
 #define MASK_WORDS 1024
@@ -232,22 +239,48 @@ static const char* exec_error(long r) {
   }
 }
 
-/* The runtimes' look-up of one candidate (runc: Go's findExecutable):
- * 0 when stat() finds a non-directory with an execute bit, else the
- * negative errno the runtime reports (EACCES for a directory or no x). */
-static long runnable(const char* path) {
+/* argv[1] is "N", or "Nr" when the runtime is runc: the look-up then
+ * follows runc's rules, else crun's (look_up_candidate, check_runnable). */
+static int go_rules;
+
+/* The look-up's first step, which picks a $PATH candidate: 0 when stat()
+ * finds a non-directory with an execute bit, else the negative errno the
+ * runtime reports (EACCES for a directory or no execute bit; runc: Go's
+ * findExecutable).  crun 1.8.1 looks as root, before it switches to the
+ * exec's user: a path that user may not search is no look-up failure
+ * there but an execve one (exit 1, measured), so it goes on to execve. */
+static long look_up_candidate(const char* path) {
   static unsigned long statx_buffer[32]; /* struct statx is 256 bytes */
   unsigned int mode;
   long r = raw_syscall5(SYS_statx, AT_FDCWD, (long)path, 0, STATX_MODE, (long)statx_buffer);
+  if (r == -EACCES && !go_rules) return 0;
   if (r < 0) return r;
   mode = ((const unsigned short*)statx_buffer)[14]; /* stx_mode, offset 28 */
   if ((mode & S_IFMT) == S_IFDIR || (mode & 0111) == 0) return -EACCES;
   return 0;
 }
 
-/* argv[1] is "N", or "Nr" when the runtime is runc: its PATH candidates
- * are then spelt as Go's filepath.Join does, cleaned lexically. */
-static int go_rules;
+/* The look-up's last step, on the candidate picked: runc 1.1.5 checks
+ * eaccess(X_OK) as the user (a noexec mount, no execute permission for the
+ * user: 255, "eaccess ...: permission denied"); crun 1.8.1 refuses a file
+ * on a noexec mount ("open executable: Permission denied", 255). */
+static long check_runnable(const char* path) {
+  static unsigned long statfs_buffer[16]; /* struct statfs is 120 bytes */
+  long r;
+  if (go_rules) return raw_syscall3(SYS_faccessat, AT_FDCWD, (long)path, X_OK);
+  r = raw_syscall3(SYS_statfs, (long)path, (long)statfs_buffer, 0);
+  if (r == 0 && (statfs_buffer[STATFS_FLAGS_WORD] & ST_NOEXEC) != 0) return -EACCES;
+  return 0;
+}
+
+/* The runtime's look-up of the program found, then execve. */
+static void exec_found(const char* path, char** argv, char** envp) {
+  long r = check_runnable(path);
+  if (r < 0) die(EXIT_LOOKUP, "exec \"", path, exec_error(r));
+  r = raw_syscall3(SYS_execve, (long)path, (long)argv, (long)envp);
+  die(EXIT_EXECVE, "exec \"", path, exec_error(r));
+}
+
 static char clean_buffer[4096];
 
 /* Go's filepath.Clean of path_buffer, in place: runc looks up
@@ -291,10 +324,9 @@ static void run(char** argv, char** envp) {
   const char* path;
   long r;
   if (has_slash(name)) {
-    r = runnable(name);
+    r = look_up_candidate(name);
     if (r < 0) die(EXIT_LOOKUP, "exec \"", name, exec_error(r));
-    r = raw_syscall3(SYS_execve, (long)name, (long)argv, (long)envp);
-    die(EXIT_EXECVE, "exec \"", name, exec_error(r));
+    exec_found(name, argv, envp);
   }
   path = getenv_path(envp);
   while (path != 0 && *path != '\0') {
@@ -313,10 +345,7 @@ static void run(char** argv, char** envp) {
       if (go_rules) clean_lexically();
       /* The first runnable candidate is the one: like runc, no fallback to
        * a later one when its execve fails. */
-      if (runnable(path_buffer) == 0) {
-        r = raw_syscall3(SYS_execve, (long)path_buffer, (long)argv, (long)envp);
-        die(EXIT_EXECVE, "exec \"", path_buffer, exec_error(r));
-      }
+      if (look_up_candidate(path_buffer) == 0) exec_found(path_buffer, argv, envp);
     }
     path = *end == ':' ? end + 1 : 0;
   }

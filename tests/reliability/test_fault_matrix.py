@@ -19,6 +19,8 @@ Faults, each over the runtime named on the command line:
 * the container deleted (delete --force) mid-exec: the exec returns, the
   state dir and the cgroup are gone;
 * the runtime missing, or not executable: exit 1, one message naming it;
+* a definitely-missing program: handed to the runtime (its message, 255),
+  which starts on initial, not on the caller's CPUs;
 * /tmp and /run read-only (a private mount namespace): the exec is pinned.
 
 Exit codes: 0 pass, 1 fail, 77 skip.
@@ -42,6 +44,12 @@ from shimlib import ANNOTATION  # noqa: E402
 PINNED = "Cpus_allowed_list:\t0\n"
 GREP = ["grep", "Cpus_allowed_list", "/proc/self/status"]
 CPUSET_ROOT = "/sys/fs/cgroup/cpuset"
+
+
+class PrivateSnapshot(shimlib.Snapshot):
+    """What a call left in the given trees only: the shared dirs (/tmp...)
+    see the other tests on this host; the load test watches those."""
+    SHARED = ()
 
 
 def wait_for(cond, timeout=10.0, step=0.05):
@@ -146,7 +154,7 @@ class Faults:
         with self.container() as c:
             wrapper = shimlib.write_script(os.path.join(self.workdir, "stop-then-runtime"),
                                            '#!/bin/sh\nkill -STOP $$\nexec %s "$@"\n' % self.rt)
-            snap = shimlib.Snapshot(c.root, self.workdir)
+            snap = PrivateSnapshot(c.root, self.workdir)
             p = start(self.shim_exec(c, GREP), shimlib.shim_env(runtime=wrapper))
             stopped = wait_for(lambda: proc_state(p.pid) == "T")
             self.chk.check(self.label(name + ": the wrapper stopped itself"), stopped)
@@ -266,7 +274,7 @@ class Faults:
             missing = os.path.join(self.workdir, "no-such-runtime")
             for what, runtime in (("missing", missing), ("not executable (0644)", plain)):
                 name = "runtime %s" % what
-                snap = shimlib.Snapshot(c.root, self.workdir)
+                snap = PrivateSnapshot(c.root, self.workdir)
                 r = fixture.run(self.shim_exec(c, GREP), env=shimlib.shim_env(runtime=runtime))
                 self.chk.eq(self.label(name + ": exit 1"), r.returncode, 1, r)
                 self.chk.check(self.label(name + ": one execaff-shim line naming it"),
@@ -305,8 +313,32 @@ class Faults:
                 os.environ["EXECAFF_TEST_TMPDIR"] = old
             subprocess.run(["rm", "-rf", base])
 
+    # -- the race a hostile container could try on a missing program
+    def missing_program_hand_over(self):
+        """A definitely-missing program is handed to the runtime (its own
+        message and 255), but the runtime starts on initial: a program a
+        container process creates meanwhile does not start on every CPU."""
+        name = "definitely-missing program handed over"
+        record = os.path.join(self.workdir, "runtime-affinity")
+        wrapper = shimlib.write_script(
+            os.path.join(self.workdir, "record-then-runtime"),
+            "#!/bin/sh\ngrep Cpus_allowed_list /proc/self/status > %s\nexec %s \"$@\"\n" % (
+                record, self.rt))
+        cfg = shimlib.write_config(os.path.join(self.workdir, "hk0.json"),
+                                   {"runtime": wrapper, "housekeeping_cpus": "0"})
+        with fixture.Container(self.rt, cpus="0-1", annotations={ANNOTATION: "0"}) as c:
+            r = fixture.run(self.shim_exec(c, ["/nope"]), env=shimlib.shim_env(config=cfg))
+            bare = c.exec(["/nope"])
+            self.chk.eq(self.label(name + ": the runtime's exit code"), r.returncode,
+                        bare.returncode, r)
+            self.chk.eq(self.label(name + ": the runtime's message"),
+                        shimlib.normalise(r.stderr), shimlib.normalise(bare.stderr))
+            with open(record) as f:
+                self.chk.eq(self.label(name + ": the runtime ran on initial (0)"),
+                            f.read(), "Cpus_allowed_list:\t0\n")
+
     def all(self):
-        for case in (self.shim_killed_before_runtime, self.runtime_killed_mid_exec,
+        for case in (self.missing_program_hand_over, self.shim_killed_before_runtime, self.runtime_killed_mid_exec,
                      self.program_killed, self.container_stopped_mid_exec,
                      self.container_paused, self.container_deleted_mid_exec,
                      self.runtime_unusable, self.read_only_tmp_and_run):

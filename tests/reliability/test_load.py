@@ -11,9 +11,9 @@ Afterwards nothing may be left behind:
   the host runs the shim, none names the container's state dir;
 * memfds: no process on the host or in the container holds one of the
   shim's memfds (memfd:execaff-*);
-* cgroups: the cpuset hierarchy has the same directories as before;
-* mounts: the container's mount table, and the host's under /tmp, /run,
-  /dev/shm, /var/tmp and the bundle, are unchanged;
+* cgroups: the container's cpuset cgroup has the same directories as before;
+* mounts: the container's mount table, and the host's under the bundle and
+  the state dir, are unchanged (the host is shared with other tests);
 * files: no new entry in /tmp, /dev/shm, the runtime roots, the
   container's state dir.
 
@@ -86,11 +86,11 @@ def shim_memfds():
     return found
 
 
-def cgroup_dirs():
+def cgroup_dirs(top=CPUSET_ROOT):
     out = set()
-    for dirpath, dirnames, _ in os.walk(CPUSET_ROOT):
+    for dirpath, dirnames, _ in os.walk(top):
         for n in dirnames:
-            out.add(os.path.relpath(os.path.join(dirpath, n), CPUSET_ROOT))
+            out.add(os.path.relpath(os.path.join(dirpath, n), top))
     return out
 
 
@@ -129,8 +129,12 @@ def one_runtime(chk, rt_name, rt, shim, concurrency, rounds):
         init = c.pid
         process_file = c.write_process(c.process_json(
             ["grep", "Cpus_allowed_list", "/proc/self/status"]))
-        watched = ("/tmp", "/run", "/dev/shm", "/var/tmp", c.bundle.dir, c.root)
-        before = {"cgroups": cgroup_dirs(), "mounts": mount_table(under=watched),
+        # The host is shared with other tests (containerd's, podman's), which
+        # mount and make cgroups of their own: watch what is this container's.
+        watched = (c.bundle.dir, c.root)
+        own_cgroup = os.path.join(CPUSET_ROOT,
+                                  c.bundle.config["linux"]["cgroupsPath"].lstrip("/"))
+        before = {"cgroups": cgroup_dirs(own_cgroup), "mounts": mount_table(under=watched),
                   "container mounts": mount_table(init)}
         snap = shimlib.Snapshot(c.root)
         started = time.monotonic()
@@ -169,13 +173,22 @@ def one_runtime(chk, rt_name, rt, shim, concurrency, rounds):
         chk.eq("%s after the load: no memfd of the shim held anywhere" % rt_name,
                settle(shim_memfds), [])
         chk.eq("%s after the load: cpuset cgroups as before" % rt_name,
-               sorted(cgroup_dirs() ^ before["cgroups"]), [])
+               sorted(cgroup_dirs(own_cgroup) ^ before["cgroups"]), [])
         chk.eq("%s after the load: host mounts as before" % rt_name,
                mount_table(under=watched), before["mounts"])
         chk.eq("%s after the load: container mounts as before" % rt_name,
                mount_table(init), before["container mounts"])
-        chk.eq("%s after the load: no file left behind" % rt_name,
-               snap.diff(ignore=(process_file,)), "")
+        left = snap.diff(ignore=(process_file,))
+        if snap.shared_only(left):
+            # New in /tmp or /dev/shm may be another test's: a leak of the
+            # shim's would come back with every exec, so run a few more and
+            # count only what they leave too.
+            again = shimlib.Snapshot(c.root)
+            for _ in range(8):
+                fixture.run([shim, "--root", c.root, "exec", c.id, "true"], env=env)
+            left2 = again.diff(ignore=(process_file,))
+            left = "" if not left2 else "%s\n(repeated: %s)" % (left, left2)
+        chk.eq("%s after the load: no file left behind" % rt_name, left, "")
 
 
 def main():
