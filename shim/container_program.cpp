@@ -126,8 +126,13 @@ Lookup walk(const std::string& path) {
     if (next.get() < 0) {
       return errno == ENOENT || errno == ENOTDIR ? Lookup::absent : Lookup::unknown;
     }
+    // Every object, not only directories: a file can be bind-mounted from
+    // a filesystem that answers each caller differently (a FUSE server
+    // could show the shim no execute bit and the runtime one).
     struct stat next_st {};
-    if (::fstat(next.get(), &next_st) != 0) return Lookup::unknown;
+    if (::fstat(next.get(), &next_st) != 0 || !same_answer_for_everyone(next.get())) {
+      return Lookup::unknown;
+    }
     if (S_ISLNK(next_st.st_mode)) {
       if (++links > 40) return Lookup::unknown;  // ELOOP: not measured, not definite
       char target[4096];
@@ -140,9 +145,6 @@ Lookup walk(const std::string& path) {
         if (cur.get() < 0 || ::fstat(cur.get(), &st) != 0) return Lookup::unknown;
       }
       continue;
-    }
-    if (S_ISDIR(next_st.st_mode) && !same_answer_for_everyone(next.get())) {
-      return Lookup::unknown;
     }
     cur.reset(::dup(next.get()));
     if (cur.get() < 0) return Lookup::unknown;
