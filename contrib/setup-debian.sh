@@ -10,6 +10,7 @@ PACKAGES="
   libyajl-dev libcmocka-dev libgtest-dev googletest libbenchmark-dev
   clang libclang-rt-14-dev
   runc crun podman conmon busybox-static
+  containerd python3-grpcio python3-grpc-tools python3-yaml
   qemu-system-x86 cpio
   hyperfine time gnuplot-nox
 "
@@ -23,6 +24,9 @@ missing=""
 for p in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
+# kubectl for tests/clients' manifest checks: Debian's 1.20 unless one is
+# already there (google-cloud-cli's kubectl conflicts with the package).
+command -v kubectl >/dev/null 2>&1 || missing="$missing kubernetes-client"
 if [ -n "$missing" ]; then
   echo "setup-debian: installing:$missing" >&2
   export DEBIAN_FRONTEND=noninteractive
