@@ -55,6 +55,12 @@ def test_cpus():
         else:
             check(r.returncode == 0 and r.stdout == case["out"] + "\n",
                   f"cpus {case['in']!r} -> {case['out']} (got {r.stdout.strip()!r})")
+    # Where the error is: the offset of the id out of range (issue 11).
+    for text, needle in (("0-99999", "CPU 99999 at offset 2"), ("1, 3-70000", "CPU 70000 at offset 5"),
+                         ("0,7-5", 'range "7-5" at offset 2')):
+        r = run("cpus", text)
+        check(r.returncode == 1 and needle in r.stderr,
+              f"cpus {text!r}: the error says {needle!r} ({r.stderr.strip()})")
     r = run("cpus")
     check(r.returncode == 2 and "usage" in r.stderr, "cpus without a list is a usage error")
 
@@ -105,6 +111,26 @@ def test_explain():
         d = json.loads(r.stdout) if r.returncode == 0 else {}
         check(d.get("source") == "process" and d.get("final") == "4" and d.get("initial") is None,
               f"explain: field in the process file ({r.stdout.strip()})")
+
+        # The annotation and an explicit field disagree: the annotation wins
+        # (spec/decision-table.md), and explain says so in the reason and in
+        # "overridden_field" (issue 11, section 4).
+        both = os.path.join(tmp, "both")
+        write_bundle(both, {"process": {"args": ["sh"]},
+                            "annotations": {"exec-cpu-affinity.execaff.io": "first"},
+                            "linux": {"resources": {"cpu": {"cpus": "2-5"}}}})
+        r = run("explain", "--bundle", both, "--process", process, "--caller-cpus", "0")
+        d = json.loads(r.stdout) if r.returncode == 0 else {}
+        check(d.get("source") == "annotation" and d.get("final") == "2",
+              f"explain: the annotation wins over the process file's field ({r.stdout.strip()})")
+        check(d.get("overridden_field") == {"source": "process", "initial": None, "final": "4"},
+              f"explain: overridden_field names the field it did not apply ({r.stdout.strip()})")
+        check("overrides the process file's execCPUAffinity (initial not set, final \"4\"), "
+              "which is not applied" in d.get("reason", ""),
+              f"explain: the reason says the field is not applied ({d.get('reason')!r})")
+        r = run("explain", "--bundle", plain, "--process", process, "--caller-cpus", "0")
+        d = json.loads(r.stdout) if r.returncode == 0 else {}
+        check("overridden_field" not in d, "explain: no overridden_field when nothing is overridden")
 
         r = run("explain", "--bundle", plain, "--caller-cpus", "0")
         d = json.loads(r.stdout) if r.returncode == 0 else {}
