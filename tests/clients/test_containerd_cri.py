@@ -50,14 +50,10 @@ SLEEPERS = ["sh", "-c", "ps -o args | grep -c '^sleep 5'"]
 
 
 def main():
-    fixture.require_root()
-    fixture.require_busybox()
+    shimlib.common_setup(min_cpus=2)
     crilib.require_tools()
-    if (os.cpu_count() or 1) < 2 or not {0, 1} <= os.sched_getaffinity(0):
+    if not {0, 1} <= os.sched_getaffinity(0):
         fixture.skip("needs CPUs 0 and 1")
-    if not fixture.prepare_host():
-        print("FAIL: prepare-host.sh failed", file=sys.stderr)
-        return 1
     shim = shimlib.shim_path()
     chk = shimlib.Checks("containerd cri: ")
     work = shimlib.workdir("execaff-cri-test-")

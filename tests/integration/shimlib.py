@@ -92,6 +92,22 @@ def common_setup(min_cpus=2):
         sys.exit(1)
 
 
+def run_per_runtime(run_for, workdir_prefix):
+    """The usual main(): common_setup(), then run_for(name, path, cli, shim,
+    checks, work) once per runtime in a fresh workdir; a setup error fails
+    that runtime's sub-cases, not the others'.  Returns the exit code."""
+    common_setup()
+    cli, shim = cli_path(), shim_path()
+    checks = Checks()
+    for name, path in runtimes():
+        work = workdir(workdir_prefix)
+        try:
+            run_for(name, path, cli, shim, checks, work)
+        except Exception as exc:  # noqa: BLE001
+            checks.error("%s setup" % name, exc)
+    return checks.finish()
+
+
 # ------------------------------------------------------------- reporting
 
 class Checks:

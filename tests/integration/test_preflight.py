@@ -114,16 +114,7 @@ def run_for(name, path, cli, shim, checks, work):
 
 
 def main():
-    shimlib.common_setup()
-    cli, shim = shimlib.cli_path(), shimlib.shim_path()
-    checks = shimlib.Checks()
-    for name, path in shimlib.runtimes():
-        work = shimlib.workdir("execaff-preflight-")
-        try:
-            run_for(name, path, cli, shim, checks, work)
-        except Exception as exc:  # noqa: BLE001
-            checks.error("%s setup" % name, exc)
-    return checks.finish()
+    return shimlib.run_per_runtime(run_for, "execaff-preflight-")
 
 
 if __name__ == "__main__":
