@@ -17,12 +17,13 @@ constexpr unsigned kWordBits = 64;
 }
 
 // A decimal CPU id: digits only (no sign, no "0x"), at most kMaxCpu.
+// `offset` is where `digits` start, `item_offset` where `item` does.
 unsigned parse_id(std::string_view list, std::string_view item, std::string_view digits,
-                  std::size_t offset) {
+                  std::size_t offset, std::size_t item_offset) {
   if (digits.empty() ||
       !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     reject(list, EINVAL,
-           "item " + quoted(item) + " at offset " + std::to_string(offset) +
+           "item " + quoted(item) + " at offset " + std::to_string(item_offset) +
                " is not a CPU number or a range of them");
   }
   unsigned long value = 0;
@@ -61,10 +62,11 @@ CpuSet CpuSet::parse(std::string_view list) {
       saw_item = true;
       const std::size_t dash = item.find('-');
       if (dash == std::string_view::npos) {
-        set.add(parse_id(list, item, item, offset));
+        set.add(parse_id(list, item, item, offset, offset));
       } else {
-        const unsigned lo = parse_id(list, item, item.substr(0, dash), offset);
-        const unsigned hi = parse_id(list, item, item.substr(dash + 1), offset);
+        const unsigned lo = parse_id(list, item, item.substr(0, dash), offset, offset);
+        // The upper bound's own offset: "0-99999" is wrong at 2, not 0.
+        const unsigned hi = parse_id(list, item, item.substr(dash + 1), offset + dash + 1, offset);
         if (lo > hi) {
           reject(
               list, EINVAL,
