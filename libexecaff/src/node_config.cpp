@@ -340,6 +340,13 @@ NodeConfig parse_node_config(std::string_view json, const std::string& source) {
 
 NodeConfig load_node_config(const NodeConfigLocation& location) {
   const std::string source = "shim config " + quoted(location.path);
+  if (!location.required) {
+    // The common case of the forked crun's execs on a node without the
+    // file: one failed open, not a walk.  What the walk then opens is
+    // checked whatever this saw.
+    const FileDescriptor probe(::open(location.path.c_str(), O_PATH | O_CLOEXEC));
+    if (probe.get() < 0 && errno == ENOENT) return NodeConfig{};
+  }
   const FileDescriptor fd = open_checked(location.path, source);
   if (fd.get() < 0) {
     if (!location.required) return NodeConfig{};
