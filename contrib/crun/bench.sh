@@ -18,7 +18,9 @@
 # Every fork command runs with EXECAFF_CONFIG naming a node config with
 # housekeeping_cpus "C0" (the execaff node config the fork reads on every
 # exec, as on a node set up for it): the file is opened, checked and parsed
-# each time, the dearer case — a node without the file pays one failed open.
+# each time.  --no-node-config: no file at all (EXECAFF_CONFIG unset, and
+# /etc/execaff an empty tmpfs in a private mount namespace), where the fork
+# pays one failed open.
 #
 # The field is {"initial": "C0", "final": "C1"}: the exec'd process is
 # confined to one CPU, so on a busy machine part of its cost is waiting for
@@ -38,13 +40,15 @@
 #
 # Usage: bench.sh [--rounds N] [--warmup N] [--stock CRUN]
 #                 [--crun FORKED_CRUN] [--extra NAME=CRUN]... [--json FILE]
+#                 [--no-node-config]
 # Defaults: 400 rounds, 20 warmup rounds, /var/tmp/execaff-crun/{stock,patched}/crun.
 # Exit 1 when "fork + field" is more than 3% over "stock" (the target, by the
 # paired ratio), 2 on setup errors.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-rounds=400 warmup=20 json= extra=()
+args=("$@")
+rounds=400 warmup=20 json= extra=() node_config=present
 stock=/var/tmp/execaff-crun/stock/crun
 crun=/var/tmp/execaff-crun/patched/crun
 while [ $# -gt 0 ]; do
@@ -55,17 +59,24 @@ while [ $# -gt 0 ]; do
     --crun) crun=$2; shift ;;
     --json) json=$2; shift ;;
     --extra) extra+=("$2"); shift ;;
+    --no-node-config) node_config=absent ;;
     -h | --help) sed -n '/^# Usage:/,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
 done
 [ "$(id -u)" = 0 ] || { echo "bench.sh: needs root" >&2; exit 2; }
+if [ "$node_config" = absent ] && [ -e /etc/execaff ] && [ -z "${EXECAFF_BENCH_PRIVATE_ETC:-}" ]; then
+    # Hide the host's node config from this run only.
+    exec unshare -m env EXECAFF_BENCH_PRIVATE_ETC=1 bash -c \
+        'mount --make-rprivate / && mount -t tmpfs -o mode=0755 execaff-bench /etc/execaff && exec "$@"' \
+        bash "$0" "${args[@]}"
+fi
 
-exec python3 - "$here" "$stock" "$crun" "$rounds" "$warmup" "$json" "${extra[@]}" <<'PY'
+exec python3 - "$here" "$stock" "$crun" "$rounds" "$warmup" "$json" "$node_config" "${extra[@]}" <<'PY'
 import json, os, random, statistics, subprocess, sys, time
-here, stock, crun, rounds, warmup, json_out = sys.argv[1:7]
-extra = [e.split("=", 1) for e in sys.argv[7:]]
+here, stock, crun, rounds, warmup, json_out, node_mode = sys.argv[1:8]
+extra = [e.split("=", 1) for e in sys.argv[8:]]
 rounds, warmup = int(rounds), int(warmup)
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(here, "..", "..", "tests", "integration"))
@@ -107,9 +118,13 @@ with fixture.Container(stock, cpus=cpuset) as c, fixture.Container(
     fd = os.open(node_config, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     os.write(fd, json.dumps({"housekeeping_cpus": str(cpus[0])}).encode())
     os.close(fd)
-    fork_env = dict(os.environ, EXECAFF_CONFIG=node_config)
     stock_env = dict(os.environ)
     stock_env.pop("EXECAFF_CONFIG", None)
+    fork_env = dict(os.environ, EXECAFF_CONFIG=node_config)
+    if node_mode == "absent":
+        if os.path.lexists("/etc/execaff/shim.json"):
+            sys.exit("bench.sh: --no-node-config but /etc/execaff/shim.json exists")
+        fork_env, node_config = stock_env, None
     base = lambda rt: [rt, "--root", c.root, "exec"]
     commands = [
         ("stock", base(stock) + [c.id, "true"]),
@@ -158,7 +173,7 @@ print("\ncrun exec latency: %d rounds (after %d warmup rounds), each command onc
 print("libexecaff in the fork: %s" % ("a shared library (NEEDED)" if any("execaff" in l for l in needed)
                                       else "linked in statically"))
 print("fork commands read the node config %s (housekeeping_cpus %d) on every exec" % (
-    node_config, cpus[0]))
+    node_config, cpus[0]) if node_config else "no node config (the fork finds none)")
 print("%-22s %9s %9s %9s %11s %13s" % ("command", "median ms", "q1 ms", "q3 ms", "vs stock",
                                        "paired ratio"), "  cpu ms (vs stock)")
 rows = []

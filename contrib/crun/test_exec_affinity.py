@@ -21,8 +21,8 @@ Cpus_allowed_list of the exec'd process and of a child it forks:
 * an exec that names neither the field nor the annotation never reaches
   libexecaff (no node facts read);
 * the node config execaff-shim reads ($EXECAFF_CONFIG here): its
-  housekeeping_cpus bound `initial` and crun's own start (strace) but not
-  an exec that is not pinned, its handler_default opts a
+  housekeeping_cpus bound `initial` (strace: crun itself, then the
+  grandchild) and leave an exec that is not pinned alone, its handler_default opts a
   pod in, and a half-written, duplicate-keyed, group-writable or misspelt
   file fails the exec with a message naming it, while `state` works.
 
@@ -459,10 +459,9 @@ class Cases:
                 # The caller runs on both CPUs, neither of them isolated:
                 # initial is the housekeeping CPUs (plus final).  Without the
                 # node config they are all the caller's CPUs, the busy one too.
-                # With housekeeping_cpus crun starts on them (its constructor,
-                # before the memfd re-exec), then puts itself and the
-                # grandchild on initial, then the grandchild on final.
-                for label, path, want in (("housekeeping-bounds-initial", hk, [c0, c0, c0, c0]),
+                # crun puts itself and the grandchild on initial, then the
+                # grandchild on final.
+                for label, path, want in (("housekeeping-bounds-initial", hk, [c0, c0, c0]),
                                           ("no-housekeeping-initial-is-wide", empty,
                                            [both, both, c0])):
                     name = prefix + label
@@ -470,7 +469,7 @@ class Cases:
                         r, sets, trace = self.initial_and_final(c, env(path))
                         self.r.ok(name, r.returncode == 0 and sets == want,
                                   "want initial, final %s, got %s\n%s\n%s" % (want, sets, r, trace))
-                # Only exec: every other command is stock crun's.
+                # Only exec reads it: every other command is stock crun's.
                 name = prefix + "state-never-narrowed"
                 if self.r.wanted(name):
                     out = os.path.join(c._tmp, "state-trace.txt")
@@ -512,8 +511,7 @@ class Cases:
                     ("handler-default-first", self.node_file({"handler_default": "first"}), c0),
                     ("handler-default-disable", self.node_file({"handler_default": "disable"}), both),
                     ("no-handler-default", empty, both),
-                    # crun started on the housekeeping CPUs; an exec that is
-                    # not pinned gets the caller's back before the fork.
+                    # housekeeping_cpus alone pins nothing.
                     ("housekeeping-unpinned-exec-keeps-caller-cpus", hk, both)):
                 self.case(prefix + label, lambda n, p=path, w=want: self.expect(
                     n, c.exec_process(self.probe_process(c), env=env(p)), w))
