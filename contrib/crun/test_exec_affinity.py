@@ -21,8 +21,8 @@ Cpus_allowed_list of the exec'd process and of a child it forks:
 * an exec that names neither the field nor the annotation never reaches
   libexecaff (no node facts read);
 * the node config execaff-shim reads ($EXECAFF_CONFIG here): its
-  housekeeping_cpus bound `initial` (strace) and leave an exec that is
-  not pinned alone, its handler_default opts a
+  housekeeping_cpus bound `initial` (strace: crun itself, then the
+  grandchild) and leave an exec that is not pinned alone, its handler_default opts a
   pod in, and a half-written, duplicate-keyed, group-writable or misspelt
   file fails the exec with a message naming it, while `state` works.
 
@@ -459,9 +459,11 @@ class Cases:
                 # The caller runs on both CPUs, neither of them isolated:
                 # initial is the housekeeping CPUs (plus final).  Without the
                 # node config they are all the caller's CPUs, the busy one too.
-                # The grandchild's initial, then its final.
-                for label, path, want in (("housekeeping-bounds-initial", hk, [c0, c0]),
-                                          ("no-housekeeping-initial-is-wide", empty, [both, c0])):
+                # crun puts itself and the grandchild on initial, then the
+                # grandchild on final.
+                for label, path, want in (("housekeeping-bounds-initial", hk, [c0, c0, c0]),
+                                          ("no-housekeeping-initial-is-wide", empty,
+                                           [both, both, c0])):
                     name = prefix + label
                     if self.r.wanted(name):
                         r, sets, trace = self.initial_and_final(c, env(path))
@@ -601,13 +603,19 @@ class Cases:
 
 
 def check_order(trace, initial, final):
-    """(ok, why) for an `strace -f -y` of one exec: initial on the grandchild
-    G, then G's cgroup.procs writes (if crun moves it), then final, then
+    """(ok, why) for an `strace -f -y` of one exec: initial on crun itself,
+    then on the grandchild G, then G's cgroup.procs writes (if crun moves it), then final, then
     the parent's release write "\\0\\0\\0\\0" on a socket, then G's execve."""
     lines = trace.splitlines()
     sets = [(i, m.group(1), m.group(2)) for i, l in enumerate(lines)
             for m in [re.search(r"sched_setaffinity\((\d+), \d+, \[([\d ]+)\]\)\s+= 0", l)] if m]
     as_list = lambda s: cpus_text(int(x) for x in s.split())
+    # First crun puts itself on initial (config.md: where the runtime's
+    # parent runs before the move), before it forks anything.
+    first_pid = lines[0].split()[0] if lines else ""
+    if not sets or sets[0][1] != first_pid or as_list(sets[0][2]) != initial:
+        return False, "want crun (pid %s) on initial %s first, got %s" % (first_pid, initial, sets)
+    sets = sets[1:]
     if len(sets) != 2 or sets[0][1] != sets[1][1]:
         return False, "want two sched_setaffinity calls on one pid, got %s" % sets
     g = sets[0][1]
