@@ -3,7 +3,7 @@
 """The shim side by side with the bare runtime and with the floor of any
 exec wrapper (issue 3's targets; issue 10/11's pass-through goal).
 
-The floor (exec_floor.c) is a 3-line static C program that only execs
+The floor (exec_floor.c) is a static C program of three statements that only execs
 $EXECAFF_RUNTIME with its argv: what any exec-based wrapper costs on this
 machine.  The goal: the shim's pass-through within 1.2 floors.
 
