@@ -10,8 +10,11 @@ PACKAGES="
   libyajl-dev libcmocka-dev libgtest-dev googletest libbenchmark-dev
   clang libclang-rt-14-dev
   runc crun podman conmon busybox-static
+  containerd python3-grpcio python3-grpc-tools python3-yaml
   qemu-system-x86 cpio
   hyperfine time gnuplot-nox
+  libseccomp-dev libseccomp2 libcap-dev libcap2
+  scdoc groff-base man-db
 "
 
 if [ "$(id -u)" != 0 ]; then
@@ -23,6 +26,9 @@ missing=""
 for p in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
+# kubectl for tests/clients' manifest checks: Debian's 1.20 unless one is
+# already there (google-cloud-cli's kubectl conflicts with the package).
+command -v kubectl >/dev/null 2>&1 || missing="$missing kubernetes-client"
 if [ -n "$missing" ]; then
   echo "setup-debian: installing:$missing" >&2
   export DEBIAN_FRONTEND=noninteractive

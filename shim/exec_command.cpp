@@ -14,6 +14,7 @@
 #include "decide.hpp"
 #include "early_cpuset_join.hpp"
 #include "error.hpp"
+#include "exec_preflight.hpp"
 #include "final_trampoline_image.h"
 #include "native_support.hpp"
 #include "node_facts.hpp"
@@ -202,12 +203,21 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     const PathRules rules = state->crun ? PathRules::crun : PathRules::runc;
     if (program.empty() || !program_may_exist(state->init_pid, program, env, cwd, rules)) {
       log.debug_line("program " + quoted(program) +
-                     " is not in the container: the runtime reports it");
+                     " is definitely not in the container: the runtime reports it");
+      // A program that a process in the container creates after the
+      // look-up would run as the bare runtime runs it: let it start on
+      // initial at least (on 6.2+ kernels the join keeps initial ∩ cpuset,
+      // which is F for exclusive CPUs).  Nothing the runtime prints changes.
+      if (decision.initial) (void)apply_affinity(0, *decision.initial, "initial");
       return untouched;
     }
+    require_trampoline_preflight(*request.config_json, request.config_source, state->init_pid, log);
     const int trampoline =
         place_trampoline(3 + static_cast<int>(preserved + listen_fd_count(*state)));
-    const std::vector<std::string> prefix = {fd_path(trampoline), std::to_string(trampoline),
+    // "Nr": the trampoline spells $PATH candidates as runc does (Go's
+    // lexical filepath.Join); crun looks them up as they are.
+    const std::vector<std::string> prefix = {fd_path(trampoline),
+                                             std::to_string(trampoline) + (state->crun ? "" : "r"),
                                              decision.final->format()};
     argv = with_preserve_fds(line, argv, preserved + 1);
     if (line.process) {
@@ -254,7 +264,6 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
                        ") so the runtime's join cannot reset the mask (kernels before 6.2)");
       }
     }
-
   }
   if (decision.initial) {
     // Inherited across execve and fork by the runtime and every helper it

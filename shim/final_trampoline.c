@@ -4,7 +4,10 @@
  * process.execCPUAffinity (runc < 1.3, crun < 1.19) starts this instead of
  * the user's program, from a memfd the shim passes with --preserve-fds:
  *
- *     /proc/self/fd/N  N  FINAL  PROGRAM ARGS...
+ *     /proc/self/fd/N  N[r]  FINAL  PROGRAM ARGS...
+ *
+ * ("Nr" when the runtime is runc: $PATH candidates are then cleaned
+ * lexically, as Go's exec.LookPath spells them.)
  *
  * (No "--": runc and crun stop parsing options at the container id, and a
  * "--" could be eaten by crun's argp.)
@@ -13,13 +16,27 @@
  * kernels, had its affinity reset to the cpuset), so setting FINAL here is
  * the "after the move" of config.md.  It then closes N and execve()s the
  * user's program in place: same pid (so --pid-file holds), and argv, comm
- * and /proc/self/exe become the user's.  PROGRAM is looked up in $PATH the
- * way runc does it (Go's exec.LookPath: no /bin/sh fallback on ENOEXEC).
+ * and /proc/self/exe become the user's.  PROGRAM is looked up the way the
+ * runtimes do it (runc: Go's exec.LookPath; no /bin/sh fallback on ENOEXEC):
+ * a name with a slash is taken as is, any other is searched in the last
+ * PATH of the environment, empty elements skipped; a candidate counts when
+ * stat() finds a non-directory with an execute bit.
  *
  * Freestanding (no libc): it is copied into a memfd on every exec, so it
  * must be a few KiB, and it must run in any container, whatever its libc.
- * Exit codes: 125 pinning failed, 126 found but not executable, 127 not
- * found — the shell's conventions, which the runtimes' callers understand.
+ *
+ * Exit codes are the bare runtime's for the same failure (runc 1.1.5 and
+ * crun 1.8.1, measured: tests/integration/FACTS.md §1), so that a caller
+ * cannot tell the trampoline from the runtime by the code:
+ *   255  the look-up failed: no such program, not in $PATH, a directory,
+ *        no execute bit, a path it may not search — where the runtimes'
+ *        own look-up fails (they exit 255 and start nothing);
+ *   1    the program was found but execve() failed: ENOEXEC, a missing
+ *        #! interpreter, EACCES from a noexec mount — where the runtimes'
+ *        final execve fails (they exit 1);
+ *   125  pinning failed, or the trampoline was started wrongly: the bare
+ *        runtime has no such failure; 125 is what `env`, `nice` and
+ *        `timeout` return when they fail themselves.
  */
 
 #if defined(__x86_64__)
@@ -29,9 +46,22 @@
 #define SYS_exit_group 231
 #define SYS_sched_setaffinity 203
 #define SYS_sched_getaffinity 204
+#define SYS_statx 332
+#define SYS_faccessat 269
+#define SYS_statfs 137
 static long raw_syscall3(long n, long a, long b, long c) {
   long ret;
   __asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+  return ret;
+}
+static long raw_syscall5(long n, long a, long b, long c, long d, long e) {
+  long ret;
+  register long r10 __asm__("r10") = d;
+  register long r8 __asm__("r8") = e;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
+                   : "rcx", "r11", "memory");
   return ret;
 }
 #elif defined(__aarch64__)
@@ -41,12 +71,25 @@ static long raw_syscall3(long n, long a, long b, long c) {
 #define SYS_exit_group 94
 #define SYS_sched_setaffinity 122
 #define SYS_sched_getaffinity 123
+#define SYS_statx 291
+#define SYS_faccessat 48
+#define SYS_statfs 43
 static long raw_syscall3(long n, long a, long b, long c) {
   register long x8 __asm__("x8") = n;
   register long x0 __asm__("x0") = a;
   register long x1 __asm__("x1") = b;
   register long x2 __asm__("x2") = c;
   __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
+  return x0;
+}
+static long raw_syscall5(long n, long a, long b, long c, long d, long e) {
+  register long x8 __asm__("x8") = n;
+  register long x0 __asm__("x0") = a;
+  register long x1 __asm__("x1") = b;
+  register long x2 __asm__("x2") = c;
+  register long x3 __asm__("x3") = d;
+  register long x4 __asm__("x4") = e;
+  __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4) : "memory");
   return x0;
 }
 #else
@@ -60,6 +103,19 @@ static long raw_syscall3(long n, long a, long b, long c) {
 #define ENOTDIR 20
 #define ELOOP 40
 #define ENAMETOOLONG 36
+
+/* The two kinds of failure, with the bare runtime's exit codes (header). */
+#define EXIT_LOOKUP 255
+#define EXIT_EXECVE 1
+#define EXIT_TRAMPOLINE 125
+
+#define AT_FDCWD (-100)
+#define STATX_MODE 0x2U
+#define S_IFMT 0170000
+#define S_IFDIR 0040000
+#define X_OK 1
+#define ST_NOEXEC 8UL
+#define STATFS_FLAGS_WORD 10 /* f_flags: the 11th 64-bit word of struct statfs */
 
 /* CPU ids up to 65535, as the library's parser allows. */
 #define MASK_WORDS 1024
@@ -135,19 +191,21 @@ static const char* errno_name(long e) {
 static void pin(const char* list) {
   long r;
   unsigned long i;
-  if (!parse_list(list)) die(125, "final affinity \"", list, "\" is not a canonical CPU list");
+  if (!parse_list(list))
+    die(EXIT_TRAMPOLINE, "final affinity \"", list, "\" is not a canonical CPU list");
   r = raw_syscall3(SYS_sched_setaffinity, 0, (long)sizeof mask, (long)mask);
   if (r < 0) {
     say("execaff: final affinity \"");
     say(list);
     say("\" refused: ");
-    die(125, errno_name(r), 0, 0);
+    die(EXIT_TRAMPOLINE, errno_name(r), 0, 0);
   }
   r = raw_syscall3(SYS_sched_getaffinity, 0, (long)sizeof given, (long)given);
-  if (r < 0) die(125, "cannot read back final affinity \"", list, "\"");
+  if (r < 0) die(EXIT_TRAMPOLINE, "cannot read back final affinity \"", list, "\"");
   /* What the kernel gave must be a non-empty subset of what was asked. */
   for (i = 0; i < MASK_WORDS; ++i) {
-    if ((given[i] & ~mask[i]) != 0) die(125, "final affinity \"", list, "\" was not applied");
+    if ((given[i] & ~mask[i]) != 0)
+      die(EXIT_TRAMPOLINE, "final affinity \"", list, "\" was not applied");
   }
 }
 
@@ -157,15 +215,17 @@ static int has_slash(const char* s) {
   return 0;
 }
 
+/* The last PATH wins: runc and crun both keep the last of duplicates. */
 static const char* getenv_path(char** envp) {
+  const char* found = 0;
   for (; *envp != 0; ++envp) {
     const char* e = *envp;
-    if (e[0] == 'P' && e[1] == 'A' && e[2] == 'T' && e[3] == 'H' && e[4] == '=') return e + 5;
+    if (e[0] == 'P' && e[1] == 'A' && e[2] == 'T' && e[3] == 'H' && e[4] == '=') found = e + 5;
   }
-  return 0;
+  return found;
 }
 
-/* strerror for what execve(2) can say, lower-cased as runc prints it. */
+/* strerror for what stat(2) and execve(2) can say, lower-cased as runc prints it. */
 static const char* exec_error(long r) {
   switch (-r) {
     case ENOENT: return "\": no such file or directory";
@@ -179,17 +239,97 @@ static const char* exec_error(long r) {
   }
 }
 
+/* argv[1] is "N", or "Nr" when the runtime is runc: the look-up then
+ * follows runc's rules, else crun's (look_up_candidate, check_runnable). */
+static int go_rules;
+
+/* The look-up's first step, which picks a $PATH candidate: 0 when stat()
+ * finds a non-directory with an execute bit, else the negative errno the
+ * runtime reports (EACCES for a directory or no execute bit; runc: Go's
+ * findExecutable).  crun 1.8.1 looks as root, before it switches to the
+ * exec's user: a path that user may not search is no look-up failure
+ * there but an execve one (exit 1, measured), so it goes on to execve. */
+static long look_up_candidate(const char* path) {
+  static unsigned long statx_buffer[32]; /* struct statx is 256 bytes */
+  unsigned int mode;
+  long r = raw_syscall5(SYS_statx, AT_FDCWD, (long)path, 0, STATX_MODE, (long)statx_buffer);
+  if (r == -EACCES && !go_rules) return 0;
+  if (r < 0) return r;
+  mode = ((const unsigned short*)statx_buffer)[14]; /* stx_mode, offset 28 */
+  if ((mode & S_IFMT) == S_IFDIR || (mode & 0111) == 0) return -EACCES;
+  return 0;
+}
+
+/* The look-up's last step, on the candidate picked: runc 1.1.5 checks
+ * eaccess(X_OK) as the user (a noexec mount, no execute permission for the
+ * user: 255, "eaccess ...: permission denied"); crun 1.8.1 refuses a file
+ * on a noexec mount ("open executable: Permission denied", 255). */
+static long check_runnable(const char* path) {
+  static unsigned long statfs_buffer[16]; /* struct statfs is 120 bytes */
+  long r;
+  if (go_rules) return raw_syscall3(SYS_faccessat, AT_FDCWD, (long)path, X_OK);
+  r = raw_syscall3(SYS_statfs, (long)path, (long)statfs_buffer, 0);
+  if (r == 0 && (statfs_buffer[STATFS_FLAGS_WORD] & ST_NOEXEC) != 0) return -EACCES;
+  return 0;
+}
+
+/* The runtime's look-up of the program found, then execve. */
+static void exec_found(const char* path, char** argv, char** envp) {
+  long r = check_runnable(path);
+  if (r < 0) die(EXIT_LOOKUP, "exec \"", path, exec_error(r));
+  r = raw_syscall3(SYS_execve, (long)path, (long)argv, (long)envp);
+  die(EXIT_EXECVE, "exec \"", path, exec_error(r));
+}
+
+static char clean_buffer[4096];
+
+/* Go's filepath.Clean of path_buffer, in place: runc looks up
+ * filepath.Join(dir, file), so "/a/../bin/sh" is "/bin/sh" whatever /a is. */
+static void clean_lexically(void) {
+  const char* p = path_buffer;
+  unsigned long n = length(p), r = 0, w = 0, dotdot = 0, i;
+  int rooted = p[0] == '/';
+  if (rooted) {
+    clean_buffer[w++] = '/';
+    r = dotdot = 1;
+  }
+  while (r < n) {
+    if (p[r] == '/') {
+      ++r;
+    } else if (p[r] == '.' && (r + 1 == n || p[r + 1] == '/')) {
+      ++r;
+    } else if (p[r] == '.' && p[r + 1] == '.' && (r + 2 == n || p[r + 2] == '/')) {
+      r += 2;
+      if (w > dotdot) {
+        --w;
+        while (w > dotdot && clean_buffer[w] != '/') --w;
+      } else if (!rooted) {
+        if (w > 0) clean_buffer[w++] = '/';
+        clean_buffer[w++] = '.';
+        clean_buffer[w++] = '.';
+        dotdot = w;
+      }
+    } else {
+      if ((rooted && w != 1) || (!rooted && w != 0)) clean_buffer[w++] = '/';
+      for (; r < n && p[r] != '/'; ++r) clean_buffer[w++] = p[r];
+    }
+  }
+  if (w == 0) clean_buffer[w++] = '.';
+  for (i = 0; i < w; ++i) path_buffer[i] = clean_buffer[i];
+  path_buffer[w] = '\0';
+}
+
 static void run(char** argv, char** envp) {
   const char* name = argv[0];
   const char* path;
   long r;
-  long last = -ENOENT;
   if (has_slash(name)) {
-    r = raw_syscall3(SYS_execve, (long)name, (long)argv, (long)envp);
-    die(1, "exec \"", name, exec_error(r));
+    r = look_up_candidate(name);
+    if (r < 0) die(EXIT_LOOKUP, "exec \"", name, exec_error(r));
+    exec_found(name, argv, envp);
   }
   path = getenv_path(envp);
-  while (path != 0) {
+  while (path != 0 && *path != '\0') {
     /* An empty PATH element is skipped, as crun does.  runc (Go) takes it
      * as "." but refuses what it finds there; the shim hands such an exec
      * to runc untouched, so here nothing can be found there anyway. */
@@ -202,23 +342,24 @@ static void run(char** argv, char** envp) {
       path_buffer[at++] = '/';
       for (i = 0; i < name_len; ++i) path_buffer[at++] = name[i];
       path_buffer[at] = '\0';
-      r = raw_syscall3(SYS_execve, (long)path_buffer, (long)argv, (long)envp);
-      /* Like execvp: keep looking past a missing or unreadable candidate,
-       * stop at the first that exists but cannot run. */
-      if (r != -ENOENT && r != -ENOTDIR && r != -EACCES)
-        die(1, "exec \"", path_buffer, exec_error(r));
-      if (r == -EACCES || last != -EACCES) last = r;
+      if (go_rules) clean_lexically();
+      /* The first runnable candidate is the one: like runc, no fallback to
+       * a later one when its execve fails. */
+      if (look_up_candidate(path_buffer) == 0) exec_found(path_buffer, argv, envp);
     }
     path = *end == ':' ? end + 1 : 0;
   }
-  if (last == -EACCES) die(1, "exec \"", name, "\": permission denied");
-  die(1, "exec \"", name, "\": executable file not found in $PATH");
+  die(EXIT_LOOKUP, "exec \"", name, "\": executable file not found in $PATH");
 }
 
 static unsigned long parse_fd(const char* s) {
   unsigned long v = 0;
   if (*s == '\0') return ~0UL;
   for (; *s != '\0'; ++s) {
+    if (*s == 'r' && s[1] == '\0' && v != 0) {
+      go_rules = 1;
+      break;
+    }
     if (*s < '0' || *s > '9') return ~0UL;
     v = v * 10 + (unsigned long)(*s - '0');
     if (v > 1U << 20) return ~0UL;
@@ -232,9 +373,9 @@ __attribute__((used)) void trampoline_main(long* sp) {
   char** argv = (char**)(sp + 1);
   char** envp = argv + argc + 1;
   unsigned long fd;
-  if (argc < 4) die(125, "usage: trampoline FD FINAL PROGRAM [ARGS...]", 0, 0);
+  if (argc < 4) die(EXIT_TRAMPOLINE, "usage: trampoline FD FINAL PROGRAM [ARGS...]", 0, 0);
   fd = parse_fd(argv[1]);
-  if (fd == ~0UL) die(125, "bad trampoline fd \"", argv[1], "\"");
+  if (fd == ~0UL) die(EXIT_TRAMPOLINE, "bad trampoline fd \"", argv[1], "\"");
   pin(argv[2]);
   /* Our own image is mapped; the memfd must not reach the user's program. */
   (void)raw_syscall3(SYS_close, (long)fd, 0, 0);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bundle_check.hpp"
 #include "command_line.hpp"
 #include "error.hpp"
 #include "exec_command.hpp"
@@ -58,14 +59,17 @@ int main(int argc, char** argv) {
     return kExitFailure;
   }
   if (config.problem) {
-    log.warning(*config.problem + "; passing " +
-                execaff::quoted(line.command.empty() ? "(no command)" : line.command) +
-                " through to runtime " + execaff::quoted(config.runtime) + " (from " +
-                config.runtime_from + "); exec is refused until the config is fixed");
+    log.warning_everywhere(*config.problem + "; passing " +
+                           execaff::quoted(line.command.empty() ? "(no command)" : line.command) +
+                           " through to runtime " + execaff::quoted(config.runtime) + " (from " +
+                           config.runtime_from + "); exec is refused until the config is fixed");
   }
   log.debug = line.debug || config.debug;
 
   if (line.command != "exec" || line.container_id.empty()) {
+    if (line.command == "create" || line.command == "run") {
+      warn_if_exec_would_be_refused(line, config, log);
+    }
     exec_runtime(config.runtime, line.argv, log);
   }
 
@@ -74,7 +78,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     const std::string what = "exec " + execaff::quoted(line.container_id) + ": " + e.what();
     if (config.on_failure == OnFailure::run_unpinned) {
-      log.warning(what + "; running it unpinned (on_failure = \"run-unpinned\")");
+      log.warning_everywhere(what + "; running it unpinned (on_failure = \"run-unpinned\")");
       exec_runtime(config.runtime, line.argv, log);
     }
     log.error(what);

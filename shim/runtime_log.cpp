@@ -60,9 +60,11 @@ void write_all(int fd, const std::string& text) {
 // Errors go to stderr always (the runtimes print the plain message there
 // even with --log); warnings and debug lines go to the log when there is
 // one, so that a `runc exec` user's own stderr stays the program's.
-void emit(const RuntimeLog& log, const char* level, const std::string& message) {
+void emit(const RuntimeLog& log, const char* level, const std::string& message,
+          bool to_stderr = false) {
   const bool is_error = std::string_view(level) == "error";
-  if (is_error || !log.file) write_all(STDERR_FILENO, "execaff-shim: " + message + "\n");
+  if (is_error || to_stderr || !log.file)
+    write_all(STDERR_FILENO, "execaff-shim: " + message + "\n");
   if (!log.file) return;
   const int fd = ::open(log.file->c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return;
@@ -86,6 +88,9 @@ void RuntimeLog::error(const std::string& message) const {
 }
 void RuntimeLog::warning(const std::string& message) const {
   emit(*this, "warning", message);
+}
+void RuntimeLog::warning_everywhere(const std::string& message) const {
+  emit(*this, "warning", message, true);
 }
 void RuntimeLog::debug_line(const std::string& message) const {
   if (debug) emit(*this, "debug", message);

@@ -17,6 +17,10 @@ struct RuntimeLog {
 
   void error(const std::string& message) const;
   void warning(const std::string& message) const;
+  // On stderr even with --log: for what the person who started the
+  // container or the exec must see (an exec run unpinned, an annotation
+  // every exec will refuse), not only the node's log.
+  void warning_everywhere(const std::string& message) const;
   // Only with --debug or the config's "debug".
   void debug_line(const std::string& message) const;
 };

@@ -17,9 +17,11 @@ constexpr unsigned kWordBits = 64;
 }
 
 // A decimal CPU id: digits only (no sign, no "0x"), at most kMaxCpu.
-// `offset` is where `digits` start, `item_offset` where `item` does.
+// `item_offset` is where the item starts in `list`, `digits_offset` where
+// these digits do: a malformed item is reported where it starts, an id out
+// of range where that id is ("0-99999": CPU 99999 at offset 2).
 unsigned parse_id(std::string_view list, std::string_view item, std::string_view digits,
-                  std::size_t offset, std::size_t item_offset) {
+                  std::size_t item_offset, std::size_t digits_offset) {
   if (digits.empty() ||
       !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     reject(list, EINVAL,
@@ -31,7 +33,7 @@ unsigned parse_id(std::string_view list, std::string_view item, std::string_view
     value = value * 10 + static_cast<unsigned>(c - '0');
     if (value > CpuSet::kMaxCpu) {
       reject(list, ERANGE,
-             "CPU " + std::string(digits) + " at offset " + std::to_string(offset) +
+             "CPU " + std::string(digits) + " at offset " + std::to_string(digits_offset) +
                  " is above the highest supported id " + std::to_string(CpuSet::kMaxCpu));
     }
   }
@@ -65,8 +67,7 @@ CpuSet CpuSet::parse(std::string_view list) {
         set.add(parse_id(list, item, item, offset, offset));
       } else {
         const unsigned lo = parse_id(list, item, item.substr(0, dash), offset, offset);
-        // The upper bound's own offset: "0-99999" is wrong at 2, not 0.
-        const unsigned hi = parse_id(list, item, item.substr(dash + 1), offset + dash + 1, offset);
+        const unsigned hi = parse_id(list, item, item.substr(dash + 1), offset, offset + dash + 1);
         if (lo > hi) {
           reject(
               list, EINVAL,

@@ -98,6 +98,16 @@ std::string decision_to_json(const Decision& decision) {
   add_list(g, "final", decision.final);
   add_string(g, "source", to_string(decision.source));
   add_string(g, "reason", decision.reason);
+  if (decision.overridden_field) {
+    // The field the policy overrode: present only then, so that a reader
+    // sees at once that the exec does not get what its spec asks for.
+    yajl_gen_string(g, reinterpret_cast<const unsigned char*>("overridden_field"), 16);
+    yajl_gen_map_open(g);
+    add_string(g, "source", to_string(decision.overridden_source));
+    add_list(g, "initial", decision.overridden_field->initial);
+    add_list(g, "final", decision.overridden_field->final);
+    yajl_gen_map_close(g);
+  }
   add_list(g, "container_cpuset", decision.container_cpuset);
   add_list(g, "housekeeping", decision.housekeeping);
   yajl_gen_map_close(g);

@@ -23,6 +23,10 @@ std::string describe(const CpuSet& set) {
   return quoted(set.format());
 }
 
+std::string describe_optional(const std::optional<CpuSet>& set) {
+  return set ? describe(*set) : "not set";
+}
+
 // The pod's opt-in: our annotation first, then the handler's default.  An
 // opt-out in either annotation wins over everything policy would add: a pod
 // that says "disable" must get the bare runtime's behaviour (the epic's
@@ -206,7 +210,18 @@ Decision decide_policy(const PolicyInput& input) {
   if (request) {
     d = decide_from_policy(*request, input);
     const auto& overridden = input.process_field ? input.process_field : input.config_field;
-    if (overridden) d.reason += "; it overrides the execCPUAffinity field";
+    if (overridden) {
+      d.overridden_field = overridden;
+      d.overridden_source = input.process_field ? DecisionSource::process : DecisionSource::config;
+      const bool same = overridden->initial == d.initial &&
+                        (overridden->final ? overridden->final : input.container_cpuset) == d.final;
+      d.reason += std::string("; it overrides ") +
+                  (input.process_field ? "the process file's" : "config.json's") +
+                  " execCPUAffinity (initial " + describe_optional(overridden->initial) +
+                  ", final " + describe_optional(overridden->final) + ")" +
+                  (same ? ", which asks for the same CPUs"
+                        : ", which is not applied: the policy wins over the field");
+    }
   } else if (input.process_field) {
     d = decide_from_field(*input.process_field, DecisionSource::process, input);
   } else if (input.config_field) {

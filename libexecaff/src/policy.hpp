@@ -49,6 +49,11 @@ struct Decision {
   std::optional<CpuSet> final;
   DecisionSource source = DecisionSource::none;
   std::string reason;
+  // The explicit execCPUAffinity field the policy (annotation or handler
+  // default) overrode, and where it came from (process or config): it is
+  // not applied (spec/decision-table.md, precedence 2).
+  std::optional<ExecCpuAffinity> overridden_field;
+  DecisionSource overridden_source = DecisionSource::none;
   // Context shown by `execaff explain`.
   std::optional<CpuSet> container_cpuset;
   std::optional<CpuSet> housekeeping;

@@ -8,7 +8,12 @@
   accepts every valid case, and every case it accepts that the parser
   rejects is rejected for a reason the pattern cannot express;
 * `execaff explain` on bundles made here: decisions as JSON, and clear
-  errors with exit 1 for a missing bundle, malformed JSON, bad options.
+  errors with exit 1 for a missing bundle, malformed JSON, bad options;
+  the pre-flight (null when not pinned; a profile forbidding
+  sched_setaffinity blocks it, naming the fix);
+* `execaff audit --root-fs` on the fixture node tests/fixtures/nodes/audit-v2:
+  the table, --json, --prometheus (atomic, nothing left behind), exit
+  statuses 0, 1 and 2, and "read-only" in its help.
 
 usage: test_execaff_cli.py EXECAFF_BINARY
 """
@@ -50,6 +55,12 @@ def test_cpus():
         else:
             check(r.returncode == 0 and r.stdout == case["out"] + "\n",
                   f"cpus {case['in']!r} -> {case['out']} (got {r.stdout.strip()!r})")
+    # Where the error is: the offset of the id out of range (issue 11).
+    for text, needle in (("0-99999", "CPU 99999 at offset 2"), ("1, 3-70000", "CPU 70000 at offset 5"),
+                         ("0,7-5", 'range "7-5" at offset 2')):
+        r = run("cpus", text)
+        check(r.returncode == 1 and needle in r.stderr,
+              f"cpus {text!r}: the error says {needle!r} ({r.stderr.strip()})")
     r = run("cpus")
     check(r.returncode == 2 and "usage" in r.stderr, "cpus without a list is a usage error")
 
@@ -101,6 +112,26 @@ def test_explain():
         check(d.get("source") == "process" and d.get("final") == "4" and d.get("initial") is None,
               f"explain: field in the process file ({r.stdout.strip()})")
 
+        # The annotation and an explicit field disagree: the annotation wins
+        # (spec/decision-table.md), and explain says so in the reason and in
+        # "overridden_field" (issue 11, section 4).
+        both = os.path.join(tmp, "both")
+        write_bundle(both, {"process": {"args": ["sh"]},
+                            "annotations": {"exec-cpu-affinity.execaff.io": "first"},
+                            "linux": {"resources": {"cpu": {"cpus": "2-5"}}}})
+        r = run("explain", "--bundle", both, "--process", process, "--caller-cpus", "0")
+        d = json.loads(r.stdout) if r.returncode == 0 else {}
+        check(d.get("source") == "annotation" and d.get("final") == "2",
+              f"explain: the annotation wins over the process file's field ({r.stdout.strip()})")
+        check(d.get("overridden_field") == {"source": "process", "initial": None, "final": "4"},
+              f"explain: overridden_field names the field it did not apply ({r.stdout.strip()})")
+        check("overrides the process file's execCPUAffinity (initial not set, final \"4\"), "
+              "which is not applied" in d.get("reason", ""),
+              f"explain: the reason says the field is not applied ({d.get('reason')!r})")
+        r = run("explain", "--bundle", plain, "--process", process, "--caller-cpus", "0")
+        d = json.loads(r.stdout) if r.returncode == 0 else {}
+        check("overridden_field" not in d, "explain: no overridden_field when nothing is overridden")
+
         r = run("explain", "--bundle", plain, "--caller-cpus", "0")
         d = json.loads(r.stdout) if r.returncode == 0 else {}
         check(d.get("pinned") is False and d.get("initial") is None and d.get("final") is None,
@@ -132,11 +163,72 @@ def test_explain():
         r = run("explain")
         check(r.returncode == 2 and "--bundle" in r.stderr, "explain: --bundle is required")
 
+        r = run("explain", "--bundle", plain, "--caller-cpus", "0")
+        check(r.returncode == 0 and json.loads(r.stdout).get("preflight", 0) is None,
+              "explain: no pre-flight for an exec that is not pinned")
+        forbid = os.path.join(tmp, "forbid")
+        write_bundle(forbid, {"process": {"args": ["sh"]},
+                              "annotations": {"exec-cpu-affinity.execaff.io": "first"},
+                              "mounts": [{"destination": "/proc", "type": "proc"}],
+                              "linux": {"seccomp": {"defaultAction": "SCMP_ACT_ERRNO",
+                                                    "syscalls": [{"names": ["execve", "close"],
+                                                                  "action": "SCMP_ACT_ALLOW"}]}}})
+        r = run("explain", "--bundle", forbid, "--caller-cpus", "0")
+        pre = json.loads(r.stdout).get("preflight") if r.returncode == 0 else None
+        seccomp = [c for c in (pre or {}).get("checks", []) if c["name"] == "seccomp"]
+        check(pre is not None and pre["emulated_path_ok"] is False and seccomp and
+              "sched_setaffinity: fails with errno 1" in seccomp[0]["detail"] and
+              "sched_getaffinity: fails with errno 1" in seccomp[0]["detail"] and
+              "forked crun" in seccomp[0]["fix"],
+              f"explain: a default-deny profile without sched_setaffinity blocks ({r.stdout.strip()})")
+
+
+def test_audit():
+    fixture = os.path.join(SRC, "tests", "fixtures", "nodes", "audit-v2")
+    with tempfile.TemporaryDirectory() as tmp:
+        missing_config = os.path.join(tmp, "none.json")
+        r = run("audit", "--root-fs", fixture, "--config", missing_config)
+        check(r.returncode == 1 and "escaped_exec" in r.stdout and "120/122" in r.stdout,
+              f"audit: findings in the table, exit 1 ({r.returncode}, {r.stderr.strip()})")
+        prom = os.path.join(tmp, "execaff.prom")
+        r = run("audit", "--root-fs", fixture, "--config", missing_config, "--json",
+                "--prometheus", prom)
+        d = json.loads(r.stdout) if r.stdout else {}
+        kinds = sorted({f["kind"] for f in d.get("findings", [])})
+        check(r.returncode == 1 and d.get("read_only") is True and kinds == sorted([
+            "escaped_exec", "isolated_cpu_intruder", "min_weight_pinned_exec", "irq_on_isolated",
+            "irqbalance_unbanned_isolated"]), f"audit --json: every kind of the fixture ({kinds})")
+        text = open(prom).read() if os.path.exists(prom) else ""
+        check('execaff_audit_escaped_exec{container="guaranteed",root="/run/runc"} 2' in text and
+              'execaff_audit_escaped_exec{container="burstable",root="/run/crun"} 0' in text and
+              "\nexecaff_audit_irq_on_isolated 1\n" in text and
+              "# TYPE execaff_audit_escaped_exec gauge" in text,
+              "audit --prometheus: one gauge per kind, labelled by container")
+        check(sorted(os.listdir(tmp)) == ["execaff.prom"], "audit --prometheus: no temp file left")
+        r = run("audit", "--root-fs", fixture, "--config", missing_config, "--prometheus",
+                os.path.join(tmp, "no-such-dir", "x.prom"))
+        check(r.returncode == 2 and "no-such-dir" in r.stderr and
+              sorted(os.listdir(tmp)) == ["execaff.prom"],
+              f"audit: an unwritable --prometheus is exit 2 naming it ({r.stderr.strip()})")
+        r = run("audit", "--root-fs", fixture, "--config", missing_config, "--root", "/run/broken")
+        check(r.returncode == 2 and "state.json" in r.stderr,
+              f"audit: a broken state file is exit 2 naming it ({r.stderr.strip()})")
+        r = run("audit", "--root-fs", os.path.join(SRC, "tests", "fixtures", "nodes", "hybrid-v1"),
+                "--config", missing_config)
+        check(r.returncode == 0 and "no findings" in r.stdout, "audit: a clean node is exit 0")
+        r = run("audit", "--root-fs", os.path.join(tmp, "nope"))
+        check(r.returncode == 2 and "--root-fs" in r.stderr, "audit: a missing --root-fs is exit 2")
+        r = run("audit", "--frobnicate")
+        check(r.returncode == 2 and "--frobnicate" in r.stderr, "audit: unknown option is exit 2")
+        r = run("audit", "--help")
+        check(r.returncode == 0 and "Read-only" in r.stdout, "audit --help says it is read-only")
+
 
 if __name__ == "__main__":
     EXECAFF = sys.argv[1]
     test_cpus()
     test_schema_pattern()
     test_explain()
+    test_audit()
     print(f"{len(failures)} failed" if failures else "all passed")
     sys.exit(1 if failures else 0)

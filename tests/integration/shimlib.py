@@ -12,12 +12,17 @@
 * ``write_config()``: a root-owned 0600 shim config in a temp dir.
 * ``Snapshot``: directory listings before/after, to prove that a call left
   nothing behind.
+* ``DefaultConfig``: owns /etc/execaff/shim.json (the host's, shared by
+  every test and helper) under the flock /tmp/execaff-etc.lock while a test
+  needs it, and restores what was there.
 """
 
+import fcntl
 import json
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 
@@ -36,6 +41,8 @@ BUILD_DIR = os.path.join(HERE, "..", "..", "build")
 ANNOTATION = "exec-cpu-affinity.execaff.io"
 OPENSHIFT_ANNOTATION = "performance.openshift.io/exec-cpu-affinity"
 DEFAULT_CONFIG = "/etc/execaff/shim.json"
+# Whoever writes DEFAULT_CONFIG holds this flock (flock(1) takes the same).
+ETC_LOCK = "/tmp/execaff-etc.lock"
 
 
 def _binary(env_name, default_rel):
@@ -336,3 +343,58 @@ def normalise(text, replacements=()):
     text = _TIME_RE.sub('time="T"', text)
     text = _JSON_TIME_RE.sub('"time":"T"', text)
     return text
+
+
+# ------------------------------------------------------- the host's config
+
+class DefaultConfig:
+    """Owns DEFAULT_CONFIG while the test runs; restores it.
+
+    Takes the flock ETC_LOCK first (waits for whoever holds it), so that
+    tests and helpers that write the host's config never interleave;
+    released by cleanup(), which also runs at exit and on SIGTERM/INT/HUP.
+    """
+
+    def __init__(self):
+        self.lock = os.open(ETC_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fcntl.flock(self.lock, fcntl.LOCK_EX)
+        self.dir = os.path.dirname(DEFAULT_CONFIG)
+        self.made_dir = not os.path.isdir(self.dir)
+        self.saved = None
+        if os.path.lexists(DEFAULT_CONFIG):
+            st = os.lstat(DEFAULT_CONFIG)
+            with open(DEFAULT_CONFIG, "rb") as f:
+                self.saved = (f.read(), stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid)
+        fixture._register(self)
+
+    def write(self, content):
+        os.makedirs(self.dir, mode=0o755, exist_ok=True)
+        tmp = DEFAULT_CONFIG + ".execaff-test"
+        write_config(tmp, content)
+        os.rename(tmp, DEFAULT_CONFIG)       # never a half-written config
+
+    def cleanup(self):
+        fixture._unregister(self)
+        try:
+            if self.saved is not None:
+                data, mode, uid, gid = self.saved
+                tmp = DEFAULT_CONFIG + ".execaff-test"
+                with open(tmp, "wb") as f:
+                    f.write(data)
+                os.chown(tmp, uid, gid)
+                os.chmod(tmp, mode)
+                os.rename(tmp, DEFAULT_CONFIG)
+                self.saved = None
+            else:
+                for p in (DEFAULT_CONFIG, DEFAULT_CONFIG + ".execaff-test"):
+                    if os.path.lexists(p):
+                        os.unlink(p)
+                if self.made_dir and os.path.isdir(self.dir):
+                    try:
+                        os.rmdir(self.dir)
+                    except OSError:
+                        pass
+        finally:
+            if self.lock is not None:
+                os.close(self.lock)         # releases the flock
+                self.lock = None

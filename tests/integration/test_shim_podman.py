@@ -9,8 +9,9 @@ podman strips the environment of the runtime calls it makes itself (start,
 kill, delete get only PATH and XDG_RUNTIME_DIR; create and exec, through
 conmon, get conmon's few variables), so neither EXECAFF_RUNTIME nor
 EXECAFF_CONFIG can reach every call: the test writes the default config
-/etc/execaff/shim.json (root-owned, 0600) and restores whatever was there
-before — also on failure and on SIGTERM/SIGINT/SIGHUP.
+/etc/execaff/shim.json (root-owned, 0600) under the flock
+/tmp/execaff-etc.lock and restores whatever was there before — also on
+failure and on SIGTERM/SIGINT/SIGHUP (shimlib.DefaultConfig).
 
 Cases (image: a busybox rootfs imported under a unique name, removed at
 the end; every container removed with `podman rm -f -t 0`):
@@ -44,52 +45,11 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fixture  # noqa: E402
 import shimlib  # noqa: E402
-from shimlib import ANNOTATION, DEFAULT_CONFIG  # noqa: E402
+from shimlib import ANNOTATION, DEFAULT_CONFIG, DefaultConfig  # noqa: E402
 
 TIMEOUT = 60
 ALLOWED = ["sh", "-c", 'grep Cpus_allowed_list /proc/self/status; '
            'sh -c "grep Cpus_allowed_list /proc/self/status"']
-
-
-class DefaultConfig:
-    """Owns /etc/execaff/shim.json while the test runs; restores it."""
-
-    def __init__(self):
-        self.dir = os.path.dirname(DEFAULT_CONFIG)
-        self.made_dir = not os.path.isdir(self.dir)
-        self.saved = None
-        if os.path.lexists(DEFAULT_CONFIG):
-            st = os.lstat(DEFAULT_CONFIG)
-            with open(DEFAULT_CONFIG, "rb") as f:
-                self.saved = (f.read(), stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid)
-        fixture._register(self)
-
-    def write(self, content):
-        os.makedirs(self.dir, mode=0o755, exist_ok=True)
-        tmp = DEFAULT_CONFIG + ".execaff-test"
-        shimlib.write_config(tmp, content)
-        os.rename(tmp, DEFAULT_CONFIG)       # never a half-written config
-
-    def cleanup(self):
-        fixture._unregister(self)
-        if self.saved is not None:
-            data, mode, uid, gid = self.saved
-            tmp = DEFAULT_CONFIG + ".execaff-test"
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.chown(tmp, uid, gid)
-            os.chmod(tmp, mode)
-            os.rename(tmp, DEFAULT_CONFIG)
-            self.saved = None
-        else:
-            for p in (DEFAULT_CONFIG, DEFAULT_CONFIG + ".execaff-test"):
-                if os.path.lexists(p):
-                    os.unlink(p)
-            if self.made_dir and os.path.isdir(self.dir):
-                try:
-                    os.rmdir(self.dir)
-                except OSError:
-                    pass
 
 
 class Podman:
@@ -248,8 +208,8 @@ def main():
     rts = shimlib.runtimes()
     chk = shimlib.Checks()
     workdir = shimlib.workdir("execaff-podman-")
+    cfg = DefaultConfig()                 # waits for the flock first
     config_before = default_config_state()
-    cfg = DefaultConfig()
     pm = None
     try:
         pm = Podman(podman, workdir)

@@ -175,6 +175,37 @@ TEST(CpuSetParse, MessagesSayWhatAndWhere) {
   }
 }
 
+// Every error names the offset of what it is about: an id out of range
+// where that id starts (issue 11: "0-99999" said offset 0), a malformed or
+// backwards item where the item starts (after the spaces the grammar skips).
+TEST(CpuSetParse, EveryErrorNamesTheRightOffset) {
+  const struct {
+    const char* in;
+    const char* message;
+  } cases[] = {
+      {"0-99999", "CPU 99999 at offset 2 is above"},
+      {"99999", "CPU 99999 at offset 0 is above"},
+      {"99999-100000", "CPU 99999 at offset 0 is above"},
+      {"1,2-70000", "CPU 70000 at offset 4 is above"},
+      {"  1,  3-65536", "CPU 65536 at offset 8 is above"},
+      {"0,65534-4294967297", "CPU 4294967297 at offset 8 is above"},
+      {"1,  7-5", "range \"7-5\" at offset 4 runs backwards"},
+      {"0-3,1-x", "item \"1-x\" at offset 4 is not a CPU number"},
+      {"0,x-1", "item \"x-1\" at offset 2 is not a CPU number"},
+      {"0,1, 2 3", "item \"2 3\" at offset 5 is not a CPU number"},
+      {"5,-1", "item \"-1\" at offset 2 is not a CPU number"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(execaff::quoted(c.in));
+    try {
+      (void)CpuSet::parse(c.in);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(CpuSetOps, AboveCpu1023) {
   const CpuSet high = CpuSet::parse("1023-1025,4095,65535");
   EXPECT_EQ(high.count(), 5U);

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "audit.hpp"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "audit_scan.hpp"
+#include "error.hpp"
+#include "spec_json.hpp"
+
+namespace execaff::cli {
+namespace {
+
+constexpr int kExitClean = 0;
+constexpr int kExitFindings = 1;
+constexpr int kExitError = 2;
+
+constexpr const char* kAuditUsage =
+    "usage: execaff audit [--root DIR]... [--root-fs DIR] [--config FILE]\n"
+    "                     [--json] [--prometheus FILE]\n"
+    "\n"
+    "Read-only: audit changes nothing on the node (it reads /proc, /sys, the\n"
+    "runtimes' state files and the node config; --prometheus writes only FILE).\n"
+    "\n"
+    "For every container under the runtimes' state roots (--root, repeatable;\n"
+    "default /run/runc and /run/crun) it lists the exec'd tasks of opted-in\n"
+    "containers whose affinity is not the decision's final, every task allowed\n"
+    "on an isolated CPU its container does not own, minimum-weight containers\n"
+    "whose pinned execs share CPUs, and IRQs and irqbalance settings that reach\n"
+    "isolated CPUs.  --root-fs DIR reads the node under DIR (fixture trees);\n"
+    "--config names the node config (default DIR/etc/execaff/shim.json).\n"
+    "Exit status: 0 clean, 1 findings, 2 error.\n";
+
+std::string list_or_dash(const std::optional<CpuSet>& set) {
+  return set ? (set->empty() ? "(none)" : set->format()) : "-";
+}
+
+std::string json_list(const std::optional<CpuSet>& set) {
+  return set ? json_string(set->format()) : "null";
+}
+
+std::string render_json(const AuditResult& r, const std::string& config_path) {
+  std::ostringstream out;
+  out << "{\"clean\":" << (r.findings.empty() && r.errors.empty() ? "true" : "false")
+      << ",\"read_only\":true,\"isolated\":" << json_string(r.isolated.format())
+      << ",\"isolated_sources\":" << json_string(r.isolated_sources)
+      << ",\"node_config\":" << (config_path.empty() ? "null" : json_string(config_path))
+      << ",\"containers\":[";
+  for (std::size_t i = 0; i < r.containers.size(); ++i) {
+    const AuditedContainer& c = r.containers[i];
+    out << (i ? "," : "") << "{\"id\":" << json_string(c.id)
+        << ",\"root\":" << json_string(c.state_root) << ",\"runtime\":" << json_string(c.runtime)
+        << ",\"init_pid\":" << c.init_pid << ",\"cpuset\":" << json_string(c.cpuset.format())
+        << ",\"opted_in\":" << (c.opted_in ? "true" : "false")
+        << ",\"final\":" << json_list(c.final) << ",\"source\":" << json_string(c.source)
+        << ",\"processes\":" << c.processes << ",\"exec_processes\":" << c.exec_processes
+        << ",\"cpu_weight\":" << (c.cpu_weight ? std::to_string(*c.cpu_weight) : "null") << "}";
+  }
+  out << "],\"findings\":[";
+  for (std::size_t i = 0; i < r.findings.size(); ++i) {
+    const Finding& f = r.findings[i];
+    out << (i ? "," : "") << "{\"kind\":" << json_string(to_string(f.kind))
+        << ",\"container\":" << (f.container.empty() ? "null" : json_string(f.container))
+        << ",\"root\":" << (f.state_root.empty() ? "null" : json_string(f.state_root))
+        << ",\"pid\":" << (f.pid ? std::to_string(f.pid) : "null")
+        << ",\"tid\":" << (f.tid ? std::to_string(f.tid) : "null")
+        << ",\"comm\":" << (f.comm.empty() ? "null" : json_string(f.comm))
+        << ",\"irq\":" << (f.irq.empty() ? "null" : json_string(f.irq))
+        << ",\"affinity\":" << json_list(f.affinity) << ",\"expected\":" << json_list(f.expected)
+        << ",\"detail\":" << json_string(f.detail) << "}";
+  }
+  out << "],\"errors\":[";
+  for (std::size_t i = 0; i < r.errors.size(); ++i) {
+    out << (i ? "," : "") << json_string(r.errors[i]);
+  }
+  out << "],\"skipped\":[";
+  for (std::size_t i = 0; i < r.skipped.size(); ++i) {
+    out << (i ? "," : "") << json_string(r.skipped[i]);
+  }
+  out << "]}\n";
+  return out.str();
+}
+
+std::string render_table(const AuditResult& r) {
+  std::ostringstream out;
+  out << "execaff audit (read-only): " << r.containers.size() << " containers, isolated CPUs "
+      << (r.isolated.empty() ? "none" : r.isolated.format()) << "\n";
+  for (const AuditedContainer& c : r.containers) {
+    out << "  " << c.runtime << " " << c.id << ": cpuset " << c.cpuset.format() << ", "
+        << (c.opted_in ? "opted in (" + c.source + "), final " + list_or_dash(c.final)
+                       : std::string("not opted in"))
+        << ", " << c.processes << " processes (" << c.exec_processes << " exec'd)\n";
+  }
+  if (r.findings.empty()) {
+    out << "no findings\n";
+  } else {
+    out << "\n"
+        << std::left << std::setw(29) << "KIND" << std::setw(22) << "CONTAINER" << std::setw(14)
+        << "PID/TID" << std::setw(16) << "COMM" << std::setw(12) << "AFFINITY" << std::setw(12)
+        << "EXPECTED"
+        << "DETAIL\n";
+    for (const Finding& f : r.findings) {
+      const std::string who =
+          f.irq.empty()
+              ? (f.pid ? std::to_string(f.pid) + "/" + (f.tid ? std::to_string(f.tid) : "-") : "-")
+              : "irq " + f.irq;
+      std::string container = f.container.empty() ? "(node)" : f.container;
+      if (container.size() > 20) container = container.substr(0, 19) + "~";
+      out << std::left << std::setw(29) << to_string(f.kind) << std::setw(22) << container
+          << std::setw(14) << who << std::setw(16) << (f.comm.empty() ? "-" : f.comm)
+          << std::setw(12) << list_or_dash(f.affinity) << std::setw(12) << list_or_dash(f.expected)
+          << f.detail << "\n";
+    }
+  }
+  for (const std::string& e : r.errors) out << "error: " << e << "\n";
+  return out.str();
+}
+
+std::string prometheus_label(std::string_view value) {
+  std::string out;
+  for (const char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+const char* metric_help(FindingKind kind) {
+  switch (kind) {
+    case FindingKind::escaped_exec:
+      return "Tasks exec'd into an opted-in container whose CPU affinity is not the decision's "
+             "final.";
+    case FindingKind::isolated_cpu_intruder:
+      return "Tasks of a container allowed on an isolated CPU the container does not own.";
+    case FindingKind::min_weight_pinned_exec:
+      return "1 when a minimum-CPU-weight container pins its execs to CPUs other containers use.";
+    case FindingKind::undecidable: return "1 when the container's exec decision is an error.";
+    case FindingKind::irq_on_isolated:
+      return "IRQs whose smp_affinity_list includes an isolated CPU.";
+    case FindingKind::irqbalance_unbanned_isolated:
+      return "irqbalance files whose IRQBALANCE_BANNED_CPUS leaves isolated CPUs unbanned.";
+  }
+  return "";
+}
+
+// node-exporter's textfile collector: one gauge per finding kind, one sample
+// per audited container (0 included, so that an alert sees it clear).
+std::string render_prometheus(const AuditResult& r) {
+  std::ostringstream out;
+  for (const FindingKind kind : kAllFindingKinds) {
+    const std::string name = std::string("execaff_audit_") + to_string(kind);
+    out << "# HELP " << name << " " << metric_help(kind) << "\n# TYPE " << name << " gauge\n";
+    std::map<std::pair<std::string, std::string>, unsigned> counts;
+    unsigned node_count = 0;
+    for (const Finding& f : r.findings) {
+      if (f.kind != kind) continue;
+      if (is_node_kind(kind)) {
+        ++node_count;
+      } else {
+        ++counts[{f.state_root, f.container}];
+      }
+    }
+    if (is_node_kind(kind)) {
+      out << name << " " << node_count << "\n";
+      continue;
+    }
+    for (const AuditedContainer& c : r.containers) counts.try_emplace({c.state_root, c.id}, 0);
+    for (const auto& [key, n] : counts) {
+      out << name << "{container=\"" << prometheus_label(key.second) << "\",root=\""
+          << prometheus_label(key.first) << "\"} " << n << "\n";
+    }
+  }
+  out << "# HELP execaff_audit_containers Containers audited.\n"
+      << "# TYPE execaff_audit_containers gauge\nexecaff_audit_containers " << r.containers.size()
+      << "\n"
+      << "# HELP execaff_audit_errors Errors met while auditing (exit status 2).\n"
+      << "# TYPE execaff_audit_errors gauge\nexecaff_audit_errors " << r.errors.size() << "\n"
+      << "# HELP execaff_audit_last_run_timestamp_seconds When the audit ran.\n"
+      << "# TYPE execaff_audit_last_run_timestamp_seconds gauge\n"
+      << "execaff_audit_last_run_timestamp_seconds " << std::time(nullptr) << "\n";
+  return out.str();
+}
+
+// Written to a temp file in the same directory and renamed over FILE, so the
+// collector never reads half a file; nothing is left behind on failure.
+void write_atomically(const std::string& path, const std::string& text) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string temp = (slash == std::string::npos ? "" : dir) + "." + base + ".XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) {
+    const int code = errno;
+    throw Error(code, "--prometheus " + execaff::quoted(path) + ": cannot create a file in " +
+                          execaff::quoted(dir) + ": " + errno_text(code));
+  }
+  const auto fail = [&](const char* what) {
+    const int code = errno != 0 ? errno : EIO;
+    ::close(fd);
+    ::unlink(temp.c_str());
+    throw Error(code,
+                "--prometheus " + execaff::quoted(path) + ": " + what + ": " + errno_text(code));
+  };
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) fail("write");
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fchmod(fd, 0644) != 0) fail("fchmod");
+  if (::fsync(fd) != 0) fail("fsync");
+  if (::close(fd) != 0) {
+    const int code = errno;
+    ::unlink(temp.c_str());
+    throw Error(code, "--prometheus " + execaff::quoted(path) + ": close: " + errno_text(code));
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const int code = errno;
+    ::unlink(temp.c_str());
+    throw Error(code, "--prometheus " + execaff::quoted(path) + ": rename: " + errno_text(code));
+  }
+}
+
+int audit_usage_error(const std::string& message) {
+  std::cerr << "execaff audit: " << message << "\n" << kAuditUsage;
+  return kExitError;
+}
+
+}  // namespace
+
+int run_audit_command(int argc, char** argv) {
+  enum : int { kRoot = 1000, kRootFs, kConfig, kJson, kPrometheus, kHelp };
+  static const option options[] = {
+      {"root", required_argument, nullptr, kRoot},
+      {"root-fs", required_argument, nullptr, kRootFs},
+      {"config", required_argument, nullptr, kConfig},
+      {"json", no_argument, nullptr, kJson},
+      {"prometheus", required_argument, nullptr, kPrometheus},
+      {"help", no_argument, nullptr, kHelp},
+      {nullptr, 0, nullptr, 0},
+  };
+  AuditOptions audit;
+  std::optional<std::string> config_path;
+  std::optional<std::string> prometheus;
+  bool json = false;
+  optind = 2;
+  opterr = 0;
+  for (int c; (c = getopt_long(argc, argv, "", options, nullptr)) != -1;) {
+    switch (c) {
+      case kRoot: audit.state_roots.emplace_back(optarg); break;
+      case kRootFs: audit.root_fs = optarg; break;
+      case kConfig: config_path = optarg; break;
+      case kJson: json = true; break;
+      case kPrometheus: prometheus = optarg; break;
+      case kHelp: std::cout << kAuditUsage; return kExitClean;
+      default:
+        return audit_usage_error("unknown or incomplete option " +
+                                 execaff::quoted(argv[optind - 1]));
+    }
+  }
+  if (optind != argc)
+    return audit_usage_error("unexpected argument " + execaff::quoted(argv[optind]));
+  if (audit.root_fs.empty() || audit.root_fs.front() != '/' ||
+      ::access(audit.root_fs.c_str(), R_OK | X_OK) != 0) {
+    return audit_usage_error("--root-fs " + execaff::quoted(audit.root_fs) +
+                             " is not a readable directory (an absolute path)");
+  }
+  if (audit.state_roots.empty()) audit.state_roots = {"/run/runc", "/run/crun"};
+  try {
+    const std::string root_fs = audit.root_fs == "/" ? "" : audit.root_fs;
+    audit.node_config = read_node_config(config_path ? *config_path : root_fs + kNodeConfigPath);
+    const AuditResult result = run_audit(audit);
+    std::cout << (json ? render_json(result, audit.node_config.path) : render_table(result));
+    if (prometheus) write_atomically(*prometheus, render_prometheus(result));
+    if (!result.errors.empty()) {
+      for (const std::string& e : result.errors) std::cerr << "execaff audit: " << e << "\n";
+      return kExitError;
+    }
+    return result.findings.empty() ? kExitClean : kExitFindings;
+  } catch (const Error& e) {
+    std::cerr << "execaff audit: " << e.what() << "\n";
+    return kExitError;
+  }
+}
+
+}  // namespace execaff::cli

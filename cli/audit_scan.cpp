@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "audit_scan.hpp"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <tuple>
+
+#include "decide.hpp"
+#include "error.hpp"
+#include "node_facts.hpp"
+#include "runtime_state.hpp"
+#include "spec_json.hpp"
+
+namespace execaff::cli {
+namespace {
+
+// A task's view of itself, from /proc/<pid>/status and its task/ directory.
+struct Thread {
+  pid_t tid = 0;
+  CpuSet affinity;
+};
+
+struct Process {
+  pid_t pid = 0;
+  pid_t ppid = 0;
+  std::string comm;
+  std::string cgroup_dir;  // the directory of its cpuset cgroup file, "" when unknown
+  std::vector<Thread> threads;
+};
+
+std::string under(const std::string& root_fs, const std::string& path) {
+  if (root_fs.empty() || root_fs == "/") return path;
+  std::string base = root_fs;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  return base + path;
+}
+
+// The whole of a small file, nullopt when it cannot be opened (gone, absent).
+std::optional<std::string> read_small_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' ||
+                           text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+// The names in a directory that are decimal numbers (pids, tids, irqs).
+std::vector<long> numeric_entries(const std::string& dir_path) {
+  std::vector<long> out;
+  const std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(dir_path.c_str()), ::closedir);
+  if (!dir) return out;
+  while (const dirent* entry = ::readdir(dir.get())) {
+    const std::string_view name = entry->d_name;
+    if (name.empty() || name.size() > 9 ||
+        !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      continue;
+    }
+    out.push_back(std::stol(std::string(name)));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// "Key:\tvalue" from a status file.
+std::optional<std::string_view> status_field(std::string_view status, std::string_view key) {
+  std::size_t at = 0;
+  while (at < status.size()) {
+    const std::size_t end = std::min(status.find('\n', at), status.size());
+    const std::string_view line = status.substr(at, end - at);
+    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':') {
+      return trimmed(line.substr(key.size() + 1));
+    }
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<CpuSet> status_affinity(const std::string& status_path) {
+  const auto status = read_small_file(status_path);
+  if (!status) return std::nullopt;
+  const auto list = status_field(*status, "Cpus_allowed_list");
+  if (!list) return std::nullopt;
+  try {
+    return CpuSet::parse(*list);
+  } catch (const Error& e) {
+    throw e.wrap(status_path + " Cpus_allowed_list");
+  }
+}
+
+std::string dir_of(const std::string& file) {
+  const auto slash = file.rfind('/');
+  return slash == std::string::npos ? "" : file.substr(0, slash);
+}
+
+bool within(const std::string& dir, const std::string& container_dir) {
+  return dir == container_dir || (dir.size() > container_dir.size() &&
+                                  dir.compare(0, container_dir.size(), container_dir) == 0 &&
+                                  dir[container_dir.size()] == '/');
+}
+
+// Every process on the node (every /proc/<pid>), its threads and cgroup.
+// Tasks that exit during the walk are left out.
+std::map<pid_t, Process> read_processes(const NodeFacts& node, const std::string& root_fs) {
+  std::map<pid_t, Process> processes;
+  const std::string proc = under(root_fs, "/proc");
+  for (const long pid : numeric_entries(proc)) {
+    const std::string base = proc + "/" + std::to_string(pid);
+    const auto status = read_small_file(base + "/status");
+    if (!status) continue;
+    Process p;
+    p.pid = static_cast<pid_t>(pid);
+    if (const auto name = status_field(*status, "Name")) p.comm = *name;
+    if (const auto ppid = status_field(*status, "PPid")) {
+      p.ppid = static_cast<pid_t>(std::strtol(std::string(*ppid).c_str(), nullptr, 10));
+    }
+    try {
+      if (const auto cpuset = node.cgroup_cpuset_of_pid(p.pid)) p.cgroup_dir = dir_of(cpuset->file);
+    } catch (const Error&) {
+      continue;  // exited between the two reads
+    }
+    const std::vector<long> tids = numeric_entries(base + "/task");
+    if (tids.empty()) {
+      if (const auto affinity = status_affinity(base + "/status")) {
+        p.threads.push_back({p.pid, *affinity});
+      }
+    }
+    for (const long tid : tids) {
+      if (const auto affinity =
+              status_affinity(base + "/task/" + std::to_string(tid) + "/status")) {
+        p.threads.push_back({static_cast<pid_t>(tid), *affinity});
+      }
+    }
+    if (!p.threads.empty()) processes.emplace(p.pid, std::move(p));
+  }
+  return processes;
+}
+
+// One container as the audit works on it.
+struct Subject {
+  AuditedContainer info;
+  std::string cgroup_dir;
+  std::vector<pid_t> members;       // processes in its cgroup (or below)
+  std::vector<pid_t> exec_members;  // those not descended from init
+  std::string cpuset_file;
+};
+
+// Exec'd: the chain of parents leaves the container before it reaches the
+// container's init (an exec's process is the runtime's child, not init's).
+bool is_exec_process(pid_t pid, pid_t init, const std::map<pid_t, Process>& processes,
+                     const std::string& cgroup_dir) {
+  pid_t at = pid;
+  for (int depth = 0; depth < 4096; ++depth) {
+    if (at == init) return false;
+    const auto it = processes.find(at);
+    if (it == processes.end() || !within(it->second.cgroup_dir, cgroup_dir)) return true;
+    at = it->second.ppid;
+  }
+  return true;
+}
+
+// cgroup v2 keeps cpu.weight beside the cpuset files; v1 has the cpu
+// controller in a hierarchy of its own, found through /proc/<pid>/cgroup.
+void read_cpu_weight(const std::string& root_fs, const std::string& cpuset_file, pid_t pid,
+                     AuditedContainer& c) {
+  const std::string dir = dir_of(cpuset_file);
+  if (cpuset_file.size() >= 22 && cpuset_file.ends_with("cpuset.cpus.effective")) {
+    const std::string file = dir + "/cpu.weight";  // `dir` is under root_fs already
+    if (const auto text = read_small_file(file)) {
+      c.cpu_weight = std::strtoul(std::string(trimmed(*text)).c_str(), nullptr, 10);
+      c.cpu_weight_file = file;
+    }
+    return;
+  }
+  const auto lines = read_small_file(under(root_fs, "/proc/" + std::to_string(pid) + "/cgroup"));
+  if (!lines) return;
+  std::istringstream in(*lines);
+  for (std::string line; std::getline(in, line);) {
+    const auto first = line.find(':');
+    const auto second = first == std::string::npos ? first : line.find(':', first + 1);
+    if (second == std::string::npos) continue;
+    const std::string controllers = "," + line.substr(first + 1, second - first - 1) + ",";
+    if (controllers.find(",cpu,") == std::string::npos) continue;
+    const std::string path = line.substr(second + 1);
+    for (const char* mount :
+         {"/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct,cpu"}) {
+      const std::string file = std::string(mount) + (path == "/" ? "" : path) + "/cpu.shares";
+      if (const auto text = read_small_file(under(root_fs, file))) {
+        c.cpu_weight = std::strtoul(std::string(trimmed(*text)).c_str(), nullptr, 10);
+        c.cpu_weight_file = file;
+        return;
+      }
+    }
+  }
+}
+
+bool is_minimum_weight(const AuditedContainer& c) {
+  if (!c.cpu_weight) return false;
+  // Kubernetes gives BestEffort pods the minimum: cpu.shares 2 (v1), which
+  // maps to cpu.weight 1 on v2.
+  return c.cpu_weight_file.ends_with("cpu.shares") ? *c.cpu_weight <= 2 : *c.cpu_weight <= 1;
+}
+
+std::optional<Subject> read_subject(const NodeFacts& node, const AuditOptions& options,
+                                    const std::string& state_root, const std::string& id,
+                                    AuditResult& result, std::vector<Finding>& findings) {
+  const auto state = read_container_state(under(options.root_fs, state_root), id,
+                                          options.root_fs == "/" ? "" : options.root_fs);
+  if (!state) return std::nullopt;
+  Subject s;
+  s.info.id = id;
+  s.info.state_root = state_root;
+  s.info.runtime = state->crun ? "crun" : "runc";
+  s.info.init_pid = state->init_pid;
+  std::optional<CgroupCpuset> cpuset;
+  try {
+    cpuset = node.cgroup_cpuset_of_pid(state->init_pid);
+  } catch (const Error& e) {
+    result.skipped.push_back(state_root + "/" + id + ": not running (init pid " +
+                             std::to_string(state->init_pid) + " is gone)");
+    return std::nullopt;
+  }
+  if (!cpuset) {
+    result.errors.push_back("container " + quoted(id) + " (" + state_root + "): init pid " +
+                            std::to_string(state->init_pid) +
+                            " is in no cpuset cgroup, so its tasks cannot be told apart");
+    return std::nullopt;
+  }
+  s.cpuset_file = cpuset->file;
+  s.cgroup_dir = dir_of(cpuset->file);
+  s.info.cpuset = cpuset->cpus;
+  read_cpu_weight(options.root_fs, cpuset->file, state->init_pid, s.info);
+
+  DecideRequest request;
+  request.config_json = read_document_file(state->config_path);
+  request.config_source = "config " + quoted(state->config_path);
+  request.container_pid = state->init_pid;
+  // The decision for an unpinned caller: final does not depend on the caller.
+  request.caller_cpus = node.online_cpus();
+  request.handler_default = options.node_config.handler_default;
+  request.housekeeping = options.node_config.housekeeping_cpus;
+  try {
+    const Decision decision = decide(node, request);
+    s.info.opted_in = decision.pinned;
+    s.info.final = decision.final;
+    s.info.source = to_string(decision.source);
+  } catch (const Error& e) {
+    findings.push_back({.kind = FindingKind::undecidable,
+                        .container = id,
+                        .state_root = state_root,
+                        .pid = state->init_pid,
+                        .detail = e.what()});
+  }
+  return s;
+}
+
+Finding task_finding(FindingKind kind, const Subject& s, const Process& p, const Thread& t,
+                     const std::optional<CpuSet>& expected, std::string detail) {
+  return {.kind = kind,
+          .container = s.info.id,
+          .state_root = s.info.state_root,
+          .pid = p.pid,
+          .tid = t.tid,
+          .comm = p.comm,
+          .affinity = t.affinity,
+          .expected = expected,
+          .detail = std::move(detail)};
+}
+
+void check_tasks(const std::vector<Subject>& subjects, const std::map<pid_t, Process>& processes,
+                 const CpuSet& isolated, const CpuSet& online, std::vector<Finding>& findings) {
+  for (const Subject& s : subjects) {
+    // The isolated CPUs a container owns (spec/audit.md): those of its
+    // cpuset that no container with a narrower cpuset holds; a container on
+    // every online CPU has no placement at all and owns none.
+    CpuSet owned;
+    std::map<unsigned, std::string> claimed_by;
+    if (s.info.cpuset != online) {
+      owned = isolated.intersected_with(s.info.cpuset);
+      for (const Subject& other : subjects) {
+        if (&other == &s || other.info.cpuset.count() >= s.info.cpuset.count()) continue;
+        for (const unsigned cpu : owned.intersected_with(other.info.cpuset).ids()) {
+          claimed_by.emplace(cpu, other.info.id);
+        }
+        owned = owned.without(other.info.cpuset);
+      }
+    }
+    for (const pid_t pid : s.members) {
+      const Process& p = processes.at(pid);
+      const bool exec =
+          std::find(s.exec_members.begin(), s.exec_members.end(), pid) != s.exec_members.end();
+      for (const Thread& t : p.threads) {
+        if (exec && s.info.opted_in && s.info.final && t.affinity != *s.info.final) {
+          findings.push_back(task_finding(
+              FindingKind::escaped_exec, s, p, t, s.info.final,
+              "exec'd task's affinity is not the decision's final (" + s.info.source + ")"));
+        }
+        const CpuSet foreign = t.affinity.intersected_with(isolated).without(owned);
+        if (!foreign.empty()) {
+          std::string why;
+          for (const unsigned cpu : foreign.ids()) {
+            const auto it = claimed_by.find(cpu);
+            why += (why.empty() ? "" : ", ") + std::to_string(cpu) +
+                   (it != claimed_by.end()         ? " (container " + quoted(it->second) + "'s)"
+                    : !s.info.cpuset.contains(cpu) ? " (outside its cpuset)"
+                                                   : "");
+          }
+          findings.push_back(task_finding(
+              FindingKind::isolated_cpu_intruder, s, p, t, owned,
+              "may run on isolated CPU " + why + ", which the container does not own" +
+                  (s.info.cpuset == online ? " (its cpuset is every online CPU: it owns none)"
+                                           : "")));
+        }
+      }
+    }
+  }
+}
+
+void check_min_weight(const std::vector<Subject>& subjects, std::vector<Finding>& findings) {
+  for (const Subject& s : subjects) {
+    if (!s.info.opted_in || !s.info.final || !is_minimum_weight(s.info)) continue;
+    CpuSet contended;
+    std::string with;
+    for (const Subject& other : subjects) {
+      if (&other == &s || !other.info.cpuset.intersects(*s.info.final)) continue;
+      contended = contended.united_with(other.info.cpuset.intersected_with(*s.info.final));
+      with += (with.empty() ? "" : ", ") + quoted(other.info.id);
+    }
+    if (contended.empty()) continue;
+    findings.push_back({.kind = FindingKind::min_weight_pinned_exec,
+                        .container = s.info.id,
+                        .state_root = s.info.state_root,
+                        .pid = s.info.init_pid,
+                        .affinity = contended,
+                        .expected = s.info.final,
+                        .detail = "CPU weight " + std::to_string(*s.info.cpu_weight) + " (" +
+                                  s.info.cpu_weight_file +
+                                  ") is the minimum, and processes exec'd into it are "
+                                  "pinned to " +
+                                  s.info.final->format() + ", which containers " + with +
+                                  " also run on: a pinned exec cannot move away from them"});
+  }
+}
+
+void check_irqs(const std::string& root_fs, const CpuSet& isolated,
+                std::vector<Finding>& findings) {
+  const std::string dir = under(root_fs, "/proc/irq");
+  for (const long irq : numeric_entries(dir)) {
+    const std::string file = dir + "/" + std::to_string(irq) + "/smp_affinity_list";
+    const auto text = read_small_file(file);
+    if (!text) continue;
+    CpuSet affinity;
+    try {
+      affinity = CpuSet::parse(trimmed(*text));
+    } catch (const Error& e) {
+      throw e.wrap(file);
+    }
+    const CpuSet on_isolated = affinity.intersected_with(isolated);
+    if (on_isolated.empty()) continue;
+    findings.push_back({.kind = FindingKind::irq_on_isolated,
+                        .irq = std::to_string(irq),
+                        .affinity = affinity,
+                        .expected = affinity.without(isolated),
+                        .detail = "IRQ " + std::to_string(irq) + " may fire on isolated CPU " +
+                                  on_isolated.format() + " (/proc/irq/" + std::to_string(irq) +
+                                  "/smp_affinity_list)"});
+  }
+}
+
+void check_irqbalance(const std::string& root_fs, const CpuSet& isolated,
+                      std::vector<Finding>& findings) {
+  for (const char* file : {"/etc/default/irqbalance", "/etc/sysconfig/irqbalance"}) {
+    const auto text = read_small_file(under(root_fs, file));
+    if (!text) continue;
+    const auto banned = irqbalance_banned_cpus(*text, file);
+    // Unset, irqbalance bans the isolcpus and nohz_full CPUs itself; set,
+    // the value replaces that, and whatever it leaves out gets IRQs.
+    if (!banned) continue;
+    const CpuSet unbanned = isolated.without(*banned);
+    if (unbanned.empty()) continue;
+    findings.push_back(
+        {.kind = FindingKind::irqbalance_unbanned_isolated,
+         .affinity = *banned,
+         .expected = isolated,
+         .detail = std::string(file) + " bans " + (banned->empty() ? "no CPU" : banned->format()) +
+                   ", so irqbalance may move IRQs onto isolated CPU " + unbanned.format()});
+  }
+}
+
+}  // namespace
+
+const char* to_string(FindingKind kind) noexcept {
+  switch (kind) {
+    case FindingKind::escaped_exec: return "escaped_exec";
+    case FindingKind::isolated_cpu_intruder: return "isolated_cpu_intruder";
+    case FindingKind::min_weight_pinned_exec: return "min_weight_pinned_exec";
+    case FindingKind::undecidable: return "undecidable";
+    case FindingKind::irq_on_isolated: return "irq_on_isolated";
+    case FindingKind::irqbalance_unbanned_isolated: return "irqbalance_unbanned_isolated";
+  }
+  return "?";
+}
+
+bool is_node_kind(FindingKind kind) noexcept {
+  return kind == FindingKind::irq_on_isolated || kind == FindingKind::irqbalance_unbanned_isolated;
+}
+
+CpuSet parse_irqbalance_mask(std::string_view mask) {
+  const std::string shown = quoted(mask);
+  CpuSet cpus;
+  std::vector<std::string_view> groups;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t comma = mask.find(',', at);
+    groups.push_back(mask.substr(at, comma == std::string_view::npos ? comma : comma - at));
+    if (comma == std::string_view::npos) break;
+    at = comma + 1;
+  }
+  unsigned base = 0;
+  for (auto it = groups.rbegin(); it != groups.rend(); ++it, base += 32) {
+    const std::string_view group = *it;
+    if (group.empty() || group.size() > 8) {
+      throw Error(EINVAL, "IRQBALANCE_BANNED_CPUS " + shown +
+                              " is not a hex mask of comma-separated 32-bit groups");
+    }
+    unsigned bit = 0;
+    for (auto c = group.rbegin(); c != group.rend(); ++c, bit += 4) {
+      int v = -1;
+      if (*c >= '0' && *c <= '9') v = *c - '0';
+      if (*c >= 'a' && *c <= 'f') v = *c - 'a' + 10;
+      if (*c >= 'A' && *c <= 'F') v = *c - 'A' + 10;
+      if (v < 0) {
+        throw Error(EINVAL, "IRQBALANCE_BANNED_CPUS " + shown + ": " + quoted(std::string(1, *c)) +
+                                " is not a hex digit");
+      }
+      for (unsigned b = 0; b < 4; ++b) {
+        if ((v >> b & 1) != 0) {
+          if (base + bit + b > CpuSet::kMaxCpu) {
+            throw Error(ERANGE, "IRQBALANCE_BANNED_CPUS " + shown + " names a CPU above " +
+                                    std::to_string(CpuSet::kMaxCpu));
+          }
+          cpus.add(base + bit + b);
+        }
+      }
+    }
+  }
+  return cpus;
+}
+
+std::optional<CpuSet> irqbalance_banned_cpus(std::string_view file_text, std::string_view source) {
+  std::optional<CpuSet> banned;
+  std::istringstream in{std::string(file_text)};
+  for (std::string raw; std::getline(in, raw);) {
+    std::string_view line = trimmed(raw);
+    if (line.empty() || line.front() == '#') continue;
+    if (line.starts_with("export ")) line = trimmed(line.substr(7));
+    const auto eq = line.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view name = trimmed(line.substr(0, eq));
+    std::string_view value = trimmed(line.substr(eq + 1));
+    if (const auto hash = value.find(" #"); hash != std::string_view::npos) {
+      value = trimmed(value.substr(0, hash));
+    }
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+        value.back() == value.front()) {
+      value = value.substr(1, value.size() - 2);
+    }
+    try {
+      // The last assignment wins, as in the shell that sources the file.
+      if (name == "IRQBALANCE_BANNED_CPUS") {
+        banned = value.empty() ? CpuSet() : parse_irqbalance_mask(value);
+      } else if (name == "IRQBALANCE_BANNED_CPULIST") {
+        banned = CpuSet::parse(value);
+      }
+    } catch (const Error& e) {
+      throw e.wrap(std::string(source));
+    }
+  }
+  return banned;
+}
+
+AuditResult run_audit(const AuditOptions& options) {
+  AuditResult result;
+  const NodeFacts node(options.root_fs);
+  const IsolatedCpus isolated = node.isolated_cpus();
+  result.isolated = isolated.cpus;
+  result.isolated_sources = isolated.sources;
+
+  std::vector<Finding> findings;
+  std::vector<Subject> subjects;
+  for (const std::string& root : options.state_roots) {
+    std::vector<std::string> ids;
+    try {
+      ids = list_container_ids(under(options.root_fs, root));
+    } catch (const Error& e) {
+      result.errors.push_back(e.what());
+      continue;
+    }
+    for (const std::string& id : ids) {
+      try {
+        if (auto s = read_subject(node, options, root, id, result, findings)) {
+          subjects.push_back(std::move(*s));
+        }
+      } catch (const Error& e) {
+        result.errors.push_back("container " + quoted(id) + " (" + root + "): " + e.what());
+      }
+    }
+  }
+
+  const std::map<pid_t, Process> processes = read_processes(node, options.root_fs);
+  // A container in the host's own cgroup would claim every task.
+  const auto host_init = processes.find(1);
+  for (Subject& s : subjects) {
+    if (host_init != processes.end() && !host_init->second.cgroup_dir.empty() &&
+        within(host_init->second.cgroup_dir, s.cgroup_dir) && s.info.init_pid != 1) {
+      result.errors.push_back("container " + quoted(s.info.id) + " (" + s.info.state_root +
+                              ") shares the host's cgroup " + quoted(s.cgroup_dir) +
+                              ": its tasks cannot be told apart");
+      s.members.clear();
+      continue;
+    }
+    for (const auto& [pid, p] : processes) {
+      if (p.cgroup_dir.empty() || !within(p.cgroup_dir, s.cgroup_dir)) continue;
+      s.members.push_back(pid);
+      if (is_exec_process(pid, s.info.init_pid, processes, s.cgroup_dir)) {
+        s.exec_members.push_back(pid);
+      }
+    }
+    s.info.processes = s.members.size();
+    s.info.exec_processes = s.exec_members.size();
+  }
+
+  check_tasks(subjects, processes, result.isolated, node.online_cpus(), findings);
+  check_min_weight(subjects, findings);
+  if (!result.isolated.empty()) {
+    check_irqs(options.root_fs, result.isolated, findings);
+    check_irqbalance(options.root_fs, result.isolated, findings);
+  }
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    return std::tie(a.kind, a.state_root, a.container, a.pid, a.tid, a.irq) <
+           std::tie(b.kind, b.state_root, b.container, b.pid, b.tid, b.irq);
+  });
+  result.findings = std::move(findings);
+  for (Subject& s : subjects) result.containers.push_back(std::move(s.info));
+  return result;
+}
+
+}  // namespace execaff::cli

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "explain.hpp"
+
+#include <getopt.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "container_program.hpp"
+#include "cpu_set.hpp"
+#include "decide.hpp"
+#include "error.hpp"
+#include "node_facts.hpp"
+#include "preflight.hpp"
+#include "process_launch.hpp"
+#include "process_privileges.hpp"
+#include "spec_json.hpp"
+#include "yajl_tree.hpp"
+
+namespace execaff::cli {
+namespace {
+
+constexpr int kExitBadInput = 1;
+constexpr int kExitUsage = 2;
+
+int usage_error(const std::string& message, const char* usage) {
+  std::cerr << "execaff: " << message << "\n" << usage;
+  return kExitUsage;
+}
+
+execaff::CpuSet parse_list_option(const char* option, const char* value) {
+  try {
+    return execaff::CpuSet::parse(value);
+  } catch (const execaff::Error& e) {
+    throw e.wrap(std::string("--") + option);
+  }
+}
+
+// The emulated path's pre-flight for this exec.  The program is looked up
+// only with --container-pid (through /proc/<pid>/root, as the shim does;
+// $PATH searched the way runc does).
+std::string preflight_for(const DecideRequest& request, const std::string& root) {
+  preflight::PreflightInput in;
+  in.config_json = *request.config_json;
+  in.config_source = request.config_source;
+  in.init_pid = request.container_pid;
+  in.root = root;
+  if (request.container_pid) {
+    const shim::ProcessLaunch launch =
+        request.process_json
+            ? shim::read_process_launch(*request.process_json, "", request.process_source)
+            : shim::read_process_launch(*request.config_json, "process", request.config_source);
+    in.program = launch.args.empty() ? "" : launch.args.front();
+    in.program_found = !in.program->empty() &&
+                       shim::program_may_exist(*request.container_pid, *in.program, launch.env,
+                                               launch.cwd, shim::PathRules::runc);
+  }
+  preflight::PreflightReport report = preflight::run_preflight(in);
+  // The exec's process: its own file, else config.json's (the CLI form).
+  const YajlTree config = parse_json_object(*request.config_json, request.config_source);
+  std::optional<YajlTree> process;
+  if (request.process_json)
+    process = parse_json_object(*request.process_json, request.process_source);
+  report.checks.insert(report.checks.begin() + 1,
+                       preflight::check_process_privileges(
+                           process ? process->get() : member(config.get(), "process"),
+                           process ? request.process_source : request.config_source));
+  return report.to_json();
+}
+
+}  // namespace
+
+int run_explain_command(int argc, char** argv, const char* usage) {
+  enum : int { kBundle = 1000, kProcess, kRoot, kCaller, kPid, kCpuset, kHousekeeping, kDefault };
+  static const option options[] = {
+      {"bundle", required_argument, nullptr, kBundle},
+      {"process", required_argument, nullptr, kProcess},
+      {"root", required_argument, nullptr, kRoot},
+      {"caller-cpus", required_argument, nullptr, kCaller},
+      {"container-pid", required_argument, nullptr, kPid},
+      {"container-cpuset", required_argument, nullptr, kCpuset},
+      {"housekeeping", required_argument, nullptr, kHousekeeping},
+      {"handler-default", required_argument, nullptr, kDefault},
+      {nullptr, 0, nullptr, 0},
+  };
+  std::optional<std::string> bundle;
+  std::optional<std::string> process_file;
+  std::string root = "/";
+  execaff::DecideRequest request;
+  try {
+    optind = 2;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "", options, nullptr)) != -1;) {
+      switch (c) {
+        case kBundle: bundle = optarg; break;
+        case kProcess: process_file = optarg; break;
+        case kRoot: root = optarg; break;
+        case kCaller: request.caller_cpus = parse_list_option("caller-cpus", optarg); break;
+        case kCpuset:
+          request.container_cpuset = parse_list_option("container-cpuset", optarg);
+          break;
+        case kHousekeeping: request.housekeeping = parse_list_option("housekeeping", optarg); break;
+        case kDefault: request.handler_default = optarg; break;
+        case kPid: {
+          char* end = nullptr;
+          errno = 0;
+          const long pid = std::strtol(optarg, &end, 10);
+          if (errno != 0 || end == optarg || *end != '\0' || pid <= 0 || pid > 4194304) {
+            return usage_error(
+                "--container-pid " + execaff::quoted(optarg) + " is not a process id", usage);
+          }
+          request.container_pid = static_cast<pid_t>(pid);
+          break;
+        }
+        default:
+          return usage_error(
+              "explain: unknown or incomplete option " + execaff::quoted(argv[optind - 1]), usage);
+      }
+    }
+    if (optind != argc) {
+      return usage_error("explain: unexpected argument " + execaff::quoted(argv[optind]), usage);
+    }
+    if (!bundle) return usage_error("explain needs --bundle DIR", usage);
+
+    const std::string config_path = *bundle + "/config.json";
+    request.config_json = execaff::read_document_file(config_path);
+    request.config_source = "config " + execaff::quoted(config_path);
+    if (process_file) {
+      request.process_json = execaff::read_document_file(*process_file);
+      request.process_source = "process file " + execaff::quoted(*process_file);
+    }
+    const execaff::NodeFacts node(root);
+    const execaff::Decision decision = execaff::decide(node, request);
+    std::string json = execaff::decision_to_json(decision);
+    // One object: the decision's members, then "preflight" (null when the
+    // exec is not pinned, so there is no trampoline to check).
+    json.pop_back();
+    json += ",\"preflight\":" +
+            (decision.pinned && decision.final ? preflight_for(request, root) : "null") + "}";
+    std::cout << json << "\n";
+    return 0;
+  } catch (const execaff::Error& e) {
+    std::cerr << "execaff explain: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+}
+
+}  // namespace execaff::cli

@@ -1,0 +1,608 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Real clients of execaff-shim: a private containerd and a CRI v1 client.
+
+Runs under Debian's /usr/bin/python3 (grpcio, grpc_tools); the meson
+registration calls it so.  What is here:
+
+* ``cri_modules()``: cri_v1.proto (next to this file) compiled with
+  grpc_tools.protoc into a temp dir at run time; returns (pb2, pb2_grpc).
+* ``oci_image_tar()``: an OCI image layout tarball (oci-layout, index.json,
+  manifest, config, one uncompressed layer) of the busybox rootfs the
+  integration fixture builds, for ``ctr images import``.  Nothing is pulled.
+* ``Containerd``: containerd started by the test with its own root, state,
+  config (contrib/containerd/config.toml, paths substituted) and sockets
+  in a temp dir; stopped and cleaned up (pods, shims, runc state, mounts,
+  cgroups, shim sockets) on every exit path, through the integration
+  fixture's cleanup registry (atexit and SIGTERM/SIGINT/SIGHUP).
+* ``Cri``: RuntimeService calls over the gRPC socket, plus ``stream_exec``:
+  the client side of the streaming server's websocket exec
+  (v4.channel.k8s.io), as kubectl's exec reaches it through the API server.
+"""
+
+import base64
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import urllib.parse
+import uuid
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(SRC, "tests", "integration"))
+import fixture  # noqa: E402
+import shimlib  # noqa: E402
+
+CONTRIB_CONFIG = os.path.join(SRC, "contrib", "containerd", "config.toml")
+NAMESPACE = "k8s.io"          # the CRI plugin's containerd namespace
+IMAGE = "localhost/execaff-test/busybox:1"
+
+# The paths contrib/containerd/config.toml names; each must be there, and
+# the test replaces each by its own (so a rotted file fails the test).
+CONFIG_PATHS = ("/var/lib/containerd", "/run/containerd", "/opt/containerd",
+                "/opt/cni/bin", "/etc/cni/net.d", "/usr/local/bin/execaff-shim")
+CONFIG_SANDBOX_IMAGE = 'sandbox_image = "registry.k8s.io/pause:3.6"'
+HOST_DIRS = ("/run/containerd", "/run/containerd/s", "/run/containerd/fifo")
+
+
+def require_tools():
+    """Skips (77) when the machine lacks containerd, ctr, grpc or runc."""
+    for tool in ("containerd", "ctr", "containerd-shim-runc-v2", "runc"):
+        if fixture.find_runtime(tool) is None:
+            fixture.skip("%s not installed (apt-get install containerd runc)" % tool)
+    try:
+        import grpc  # noqa: F401
+        import grpc_tools.protoc  # noqa: F401
+    except ImportError as e:
+        fixture.skip("%s: run with Debian's /usr/bin/python3 and install "
+                     "python3-grpcio python3-grpc-tools (%s)" % (sys.executable, e))
+
+
+# ------------------------------------------------------------- CRI stubs
+
+_modules = None
+
+
+def cri_modules():
+    global _modules
+    if _modules is None:
+        from grpc_tools import protoc
+        out = shimlib.workdir("execaff-cri-stubs-")
+        proto = os.path.join(HERE, "cri_v1.proto")
+        rc = protoc.main(["protoc", "-I" + HERE, "--python_out=" + out,
+                          "--grpc_python_out=" + out, proto])
+        if rc != 0:
+            raise RuntimeError("grpc_tools.protoc failed on %s (%d)" % (proto, rc))
+        sys.path.insert(0, out)
+        import cri_v1_pb2
+        import cri_v1_pb2_grpc
+        _modules = (cri_v1_pb2, cri_v1_pb2_grpc)
+    return _modules
+
+
+# ------------------------------------------------------------- the image
+
+def _blob(layout, data, media_type):
+    digest = hashlib.sha256(data).hexdigest()
+    with open(os.path.join(layout, "blobs", "sha256", digest), "wb") as f:
+        f.write(data)
+    return {"mediaType": media_type, "digest": "sha256:" + digest, "size": len(data)}
+
+
+def oci_image_tar(path, name=IMAGE, cmd=("sleep", "3600")):
+    """Write an OCI image layout tarball of the fixture's busybox rootfs."""
+    bundle = fixture.Bundle(register=True)
+    try:
+        layer = io.BytesIO()
+        with tarfile.open(fileobj=layer, mode="w") as t:
+            t.add(bundle.rootfs, arcname=".")
+        layer = layer.getvalue()
+    finally:
+        bundle.cleanup()
+    layout = tempfile.mkdtemp(prefix="execaff-oci-")
+    try:
+        os.makedirs(os.path.join(layout, "blobs", "sha256"))
+        layer_desc = _blob(layout, layer, "application/vnd.oci.image.layer.v1.tar")
+        config = {
+            "architecture": "amd64", "os": "linux",
+            "config": {"Env": list(fixture.DEFAULT_ENV), "Cmd": list(cmd),
+                       "WorkingDir": "/"},
+            "rootfs": {"type": "layers", "diff_ids": [layer_desc["digest"]]},
+        }
+        config_desc = _blob(layout, json.dumps(config).encode(),
+                            "application/vnd.oci.image.config.v1+json")
+        manifest = {"schemaVersion": 2,
+                    "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                    "config": config_desc, "layers": [layer_desc]}
+        manifest_desc = _blob(layout, json.dumps(manifest).encode(),
+                              "application/vnd.oci.image.manifest.v1+json")
+        manifest_desc["annotations"] = {
+            "io.containerd.image.name": name,
+            "org.opencontainers.image.ref.name": name.rsplit(":", 1)[1]}
+        with open(os.path.join(layout, "index.json"), "w") as f:
+            json.dump({"schemaVersion": 2, "manifests": [manifest_desc]}, f)
+        with open(os.path.join(layout, "oci-layout"), "w") as f:
+            json.dump({"imageLayoutVersion": "1.0.0"}, f)
+        with tarfile.open(path, "w") as t:
+            for entry in ("oci-layout", "index.json", "blobs"):
+                t.add(os.path.join(layout, entry), arcname=entry)
+    finally:
+        shutil.rmtree(layout, ignore_errors=True)
+    return path
+
+
+# -------------------------------------------------------- the config file
+
+def can_lower_oom_score_adj():
+    r = subprocess.run(["/bin/sh", "-c", "echo -998 > /proc/self/oom_score_adj"],
+                       stderr=subprocess.DEVNULL)
+    return r.returncode == 0
+
+def render_config(paths, shim, sandbox_image):
+    """contrib/containerd/config.toml with the test's paths in it."""
+    with open(CONTRIB_CONFIG) as f:
+        text = f.read()
+    for p in CONFIG_PATHS + (CONFIG_SANDBOX_IMAGE,):
+        if p not in text:
+            raise RuntimeError("%s no longer names %s: the test cannot run the file "
+                               "it documents" % (CONTRIB_CONFIG, p))
+    sandbox = 'sandbox_image = "%s"' % sandbox_image
+    if not can_lower_oom_score_adj():
+        # The sandbox's oomScoreAdj is -998 (kubelet's); a host without
+        # CAP_SYS_RESOURCE (this kind of VM) refuses it and runc init dies
+        # ("can't get final child's PID from pipe").  containerd's own knob
+        # keeps it at containerd's score; nothing execaff does depends on it.
+        sandbox += "\n  restrict_oom_score_adj = true"
+    text = text.replace(CONFIG_SANDBOX_IMAGE, sandbox)
+    text = text.replace("/usr/local/bin/execaff-shim", shim)
+    for p in CONFIG_PATHS[:-1]:
+        text = text.replace(p, paths[p])
+    return text
+
+
+# ------------------------------------------------------------ containerd
+
+class Containerd:
+    """A private containerd, its CRI plugin on a socket in a temp dir."""
+
+    def __init__(self, shim, env=None, timeout=60):
+        self.dir = tempfile.mkdtemp(prefix="execaff-cri-", dir="/tmp")
+        self.proc = None
+        self.log_file = None
+        self.pods = []
+        self.cgroup_parents = []
+        self.shim_sockets = []
+        # containerd 1.6 puts shim sockets under /run/containerd/s whatever
+        # its state dir; the dirs this run creates there are removed again.
+        self.made_dirs = [d for d in HOST_DIRS if not os.path.lexists(d)]
+        fixture._register(self)
+        try:
+            d = self.dir
+            self.paths = {
+                "/var/lib/containerd": os.path.join(d, "root"),
+                "/run/containerd": os.path.join(d, "state"),
+                "/opt/containerd": os.path.join(d, "opt"),
+                "/opt/cni/bin": os.path.join(d, "cni-bin"),
+                "/etc/cni/net.d": os.path.join(d, "cni-conf"),
+            }
+            for p in self.paths.values():
+                os.makedirs(p)
+            self.address = os.path.join(self.paths["/run/containerd"], "containerd.sock")
+            self.runc_root = os.path.join(self.paths["/run/containerd"], "runc")
+            self.config = os.path.join(d, "config.toml")
+            with open(self.config, "w") as f:
+                f.write(render_config(self.paths, shim, IMAGE))
+            self.log = os.path.join(d, "containerd.log")
+            self.log_file = open(self.log, "ab")
+            self.proc = subprocess.Popen(
+                ["containerd", "--config", self.config, "--log-level", "debug"],
+                stdin=subprocess.DEVNULL, stdout=self.log_file, stderr=subprocess.STDOUT,
+                env=env, start_new_session=True)
+            deadline = time.monotonic() + timeout
+            while True:
+                if self.proc.poll() is not None:
+                    raise RuntimeError("containerd exited (%d): %s" % (
+                        self.proc.returncode, self.log_tail()))
+                if os.path.exists(self.address) and re.search(
+                        r"^io\.containerd\.grpc\.v1\s+cri\s.*\sok\s*$",
+                        self.ctr("plugins", "ls").stdout, re.M):
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError("containerd not ready in %d s: %s" % (
+                        timeout, self.log_tail()))
+                time.sleep(0.1)
+        except BaseException:
+            self.cleanup()
+            raise
+
+    def log_tail(self, lines=40):
+        try:
+            with open(self.log, errors="replace") as f:
+                return "".join(f.readlines()[-lines:])
+        except OSError:
+            return ""
+
+    def ctr(self, *args, namespace=NAMESPACE, timeout=60, **kw):
+        return fixture.run(["ctr", "--address", self.address, "-n", namespace] +
+                           [str(a) for a in args], timeout=timeout, **kw)
+
+    def import_image(self, tar):
+        r = self.ctr("images", "import", tar)
+        if r.returncode != 0:
+            raise RuntimeError("ctr images import failed: %s" % r)
+        return r
+
+    # -- leftovers: what a killed containerd would leave behind
+    def _shim_pids(self):
+        """Our containerd's shims: their -address names our socket."""
+        pids = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if argv and argv[0].endswith(b"containerd-shim-runc-v2") and \
+                    self.address.encode() in argv:
+                pids.append(int(pid))
+        return pids
+
+    def _runc_leftovers(self):
+        for ns in (os.listdir(self.runc_root) if os.path.isdir(self.runc_root) else []):
+            root = os.path.join(self.runc_root, ns)
+            for cid in os.listdir(root):
+                fixture.run(["runc", "--root", root, "kill", cid, "KILL"], timeout=30)
+                fixture.run(["runc", "--root", root, "delete", "--force", cid], timeout=30)
+
+    def _umount_leftovers(self):
+        with open("/proc/self/mountinfo") as f:
+            points = [ln.split()[4] for ln in f]
+        for p in reversed(points):
+            p = p.encode().decode("unicode_escape")
+            if p == self.dir or p.startswith(self.dir + "/"):
+                subprocess.run(["umount", "-l", p], stderr=subprocess.DEVNULL)
+
+    def _cgroup_dirs(self):
+        """Where the pods' cgroup parents are: under every v1 controller,
+        and at the top of a cgroup v2 (or the hybrid's unified) tree."""
+        out = []
+        for parent in self.cgroup_parents:
+            for top in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+                if not os.path.isdir(top):
+                    continue
+                for sub in [""] + os.listdir(top):
+                    d = os.path.join(top, sub, parent.lstrip("/"))
+                    if os.path.isdir(d):
+                        out.append(d)
+        return out
+
+    def _remove_cgroups(self):
+        for d in self._cgroup_dirs():
+            for sub, _, _ in sorted(os.walk(d), key=lambda w: -len(w[0])):
+                try:
+                    os.rmdir(sub)
+                except OSError:
+                    pass
+
+    def leftover_report(self):
+        """'' when nothing of ours is left: processes, mounts, cgroups."""
+        out = []
+        if self._shim_pids():
+            out.append("shims running: %s" % self._shim_pids())
+        with open("/proc/self/mountinfo") as f:
+            mounts = [ln.split()[4] for ln in f if self.dir in ln]
+        if mounts:
+            out.append("mounts left: %s" % mounts)
+        for d in self._cgroup_dirs():
+            out.append("cgroup left: %s" % d)
+        for s in self.shim_sockets:
+            if os.path.lexists(s):
+                out.append("shim socket left: %s" % s)
+        if os.path.exists(self.dir):
+            out.append("temp dir left: %s" % self.dir)
+        for d in self.made_dirs:
+            if os.path.lexists(d):
+                out.append("made and left: %s" % d)
+        return "\n".join(out)
+
+    def shim_socket(self, sandbox_id, namespace=NAMESPACE):
+        """Where containerd 1.6 puts a shim's socket (/run/containerd/s/,
+        fixed in containerd, whatever the config's state says): the sha256
+        of address/namespace/id."""
+        digest = hashlib.sha256(os.path.join(self.address, namespace, sandbox_id)
+                                .encode()).hexdigest()
+        return os.path.join("/run/containerd/s", digest)
+
+    def cleanup(self):
+        fixture._unregister(self)
+        try:
+            if self.proc is not None and self.proc.poll() is None:
+                if self.pods:
+                    try:
+                        cri = Cri(self)
+                        for pod in list(self.pods):
+                            cri.remove_pod(pod)
+                        cri.close()
+                    except Exception as e:
+                        print("cleanup: removing pods failed: %s" % e, file=sys.stderr)
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+            for pid in self._shim_pids():       # started by our containerd
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self._runc_leftovers()
+            self._umount_leftovers()
+            self._remove_cgroups()
+            for s in self.shim_sockets:
+                if os.path.lexists(s):
+                    os.unlink(s)
+            for d in reversed(self.made_dirs):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
+        finally:
+            if self.log_file is not None:
+                self.log_file.close()
+                self.log_file = None
+            if os.environ.get("EXECAFF_TEST_KEEP") != "1":
+                shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# ------------------------------------------------------------- the client
+
+class Cri:
+    def __init__(self, daemon, timeout=60):
+        import grpc
+        self.grpc = grpc
+        self.pb, pb_grpc = cri_modules()
+        self.daemon = daemon
+        self.timeout = timeout
+        self.channel = grpc.insecure_channel("unix://" + daemon.address)
+        self.rt = pb_grpc.RuntimeServiceStub(self.channel)
+
+    def close(self):
+        self.channel.close()
+
+    def version(self):
+        return self.rt.Version(self.pb.VersionRequest(version="v1"), timeout=self.timeout)
+
+    def sandbox_config(self, name, annotations=None, cgroup_parent=None):
+        pb = self.pb
+        ns = pb.NamespaceOption(network=pb.NODE, pid=pb.CONTAINER, ipc=pb.POD)
+        return pb.PodSandboxConfig(
+            metadata=pb.PodSandboxMetadata(name=name, uid=uuid.uuid4().hex,
+                                           namespace="execaff-test", attempt=0),
+            annotations=dict(annotations or {}),
+            linux=pb.LinuxPodSandboxConfig(
+                cgroup_parent=cgroup_parent,
+                security_context=pb.LinuxSandboxSecurityContext(namespace_options=ns)))
+
+    def run_pod(self, handler, annotations=None, cpuset="0-1", args=("sleep", "3600"),
+                run_as_user=None):
+        """A pod on `handler` with one running container; returns
+        (sandbox_id, container_id).  run_as_user: the container's uid (with
+        no_new_privs, as a restricted pod has it)."""
+        pb = self.pb
+        name = "execaff-%s" % uuid.uuid4().hex[:12]
+        parent = "/" + name                     # cgroupfs: one flat parent per pod
+        self.daemon.cgroup_parents.append(parent)
+        cfg = self.sandbox_config(name, annotations, parent)
+        sid = self.rt.RunPodSandbox(pb.RunPodSandboxRequest(config=cfg, runtime_handler=handler),
+                                    timeout=self.timeout).pod_sandbox_id
+        self.daemon.pods.append(sid)
+        self.daemon.shim_sockets.append(self.daemon.shim_socket(sid))
+        ccfg = pb.ContainerConfig(
+            metadata=pb.ContainerMetadata(name="app"),
+            image=pb.ImageSpec(image=IMAGE), command=list(args),
+            linux=pb.LinuxContainerConfig(
+                resources=pb.LinuxContainerResources(cpuset_cpus=cpuset),
+                security_context=pb.LinuxContainerSecurityContext(
+                    namespace_options=pb.NamespaceOption(network=pb.NODE,
+                                                         pid=pb.CONTAINER),
+                    run_as_user=(None if run_as_user is None else
+                                 pb.Int64Value(value=run_as_user)),
+                    no_new_privs=run_as_user is not None)))
+        cid = self.rt.CreateContainer(pb.CreateContainerRequest(
+            pod_sandbox_id=sid, config=ccfg, sandbox_config=cfg),
+            timeout=self.timeout).container_id
+        self.rt.StartContainer(pb.StartContainerRequest(container_id=cid),
+                               timeout=self.timeout)
+        return sid, cid
+
+    def remove_pod(self, sid):
+        pb = self.pb
+        self.rt.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=sid),
+                               timeout=self.timeout)
+        self.rt.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=sid),
+                                 timeout=self.timeout)
+        if sid in self.daemon.pods:
+            self.daemon.pods.remove(sid)
+
+    def exec_sync(self, cid, cmd, timeout=0):
+        """(exit_code, stdout, stderr) or ('error', grpc code name, details)."""
+        try:
+            r = self.rt.ExecSync(self.pb.ExecSyncRequest(container_id=cid, cmd=list(cmd),
+                                                         timeout=timeout),
+                                 timeout=self.timeout)
+        except self.grpc.RpcError as e:
+            return ("error", e.code().name, e.details())
+        return (r.exit_code, r.stdout.decode(errors="replace"),
+                r.stderr.decode(errors="replace"))
+
+    def exec_url(self, cid, cmd, tty=False, stdin=False):
+        return self.rt.Exec(self.pb.ExecRequest(
+            container_id=cid, cmd=list(cmd), tty=tty, stdin=stdin, stdout=True,
+            stderr=not tty), timeout=self.timeout).url
+
+    def stream_exec(self, cid, cmd, tty=False, stdin_data=None):
+        """Exec through the streaming server: (exit_code, stdout, stderr)."""
+        url = self.exec_url(cid, cmd, tty=tty, stdin=stdin_data is not None)
+        return websocket_exec(url, stdin_data=stdin_data, timeout=self.timeout)
+
+
+# -------------------------------------------- the streaming server's exec
+
+V4_PROTOCOL = "v4.channel.k8s.io"
+STDIN, STDOUT, STDERR, ERROR = 0, 1, 2, 3
+
+
+class WebSocket:
+    """The client half of RFC 6455, enough for channel.k8s.io: binary
+    messages, masked client frames, ping/pong, close."""
+
+    def __init__(self, url, protocol, timeout):
+        u = urllib.parse.urlsplit(url)
+        if u.scheme != "http":
+            raise RuntimeError("streaming URL %r: only http:// is served here" % url)
+        self.sock = socket.create_connection((u.hostname, u.port or 80), timeout=timeout)
+        key = base64.b64encode(os.urandom(16)).decode()
+        path = u.path + ("?" + u.query if u.query else "")
+        req = ("GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\n"
+               "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+               "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: %s\r\n"
+               "Origin: http://%s\r\n\r\n" % (path, u.netloc, key, protocol, u.netloc))
+        self.sock.sendall(req.encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                raise RuntimeError("streaming server closed during the handshake: %r" % head)
+            head += chunk
+        head, self.buf = head.split(b"\r\n\r\n", 1)
+        lines = head.decode(errors="replace").split("\r\n")
+        if not lines[0].startswith("HTTP/1.1 101"):
+            raise RuntimeError("websocket upgrade refused: %s" % lines[0])
+        headers = {k.strip().lower(): v.strip() for k, _, v in
+                   (ln.partition(":") for ln in lines[1:])}
+        accept = base64.b64encode(hashlib.sha1(
+            (key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
+        if headers.get("sec-websocket-accept") != accept:
+            raise RuntimeError("bad Sec-WebSocket-Accept: %r" % headers)
+        self.protocol = headers.get("sec-websocket-protocol", "")
+
+    def _read(self, n):
+        while len(self.buf) < n:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise EOFError("connection closed")
+            self.buf += chunk
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def send(self, payload, opcode=0x2):
+        head = bytes([0x80 | opcode])
+        n = len(payload)
+        if n < 126:
+            head += bytes([0x80 | n])
+        elif n < 1 << 16:
+            head += bytes([0x80 | 126]) + struct.pack("!H", n)
+        else:
+            head += bytes([0x80 | 127]) + struct.pack("!Q", n)
+        mask = os.urandom(4)
+        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        self.sock.sendall(head + mask + masked)
+
+    def recv(self):
+        """The next data message's payload; None when the server closed."""
+        message = b""
+        while True:
+            try:
+                b0, b1 = self._read(2)
+            except EOFError:
+                return None
+            opcode, n = b0 & 0x0F, b1 & 0x7F
+            if n == 126:
+                n = struct.unpack("!H", self._read(2))[0]
+            elif n == 127:
+                n = struct.unpack("!Q", self._read(8))[0]
+            mask = self._read(4) if b1 & 0x80 else None
+            payload = self._read(n)
+            if mask:
+                payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+            if opcode == 0x8:                       # close
+                try:
+                    self.send(payload[:2], opcode=0x8)
+                except OSError:
+                    pass
+                return None
+            if opcode == 0x9:                       # ping
+                self.send(payload, opcode=0xA)
+                continue
+            if opcode == 0xA:
+                continue
+            message += payload
+            if b0 & 0x80:
+                return message
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+def websocket_exec(url, stdin_data=None, timeout=60):
+    """Run the exec behind a streaming URL: (exit_code, stdout, stderr).
+
+    The v4 protocol ends with one message on the error channel: a
+    metav1.Status, "Success", or "Failure" with reason NonZeroExitCode and
+    the code in details.causes[ExitCode]."""
+    ws = WebSocket(url, V4_PROTOCOL, timeout)
+    try:
+        if ws.protocol != V4_PROTOCOL:
+            raise RuntimeError("server chose protocol %r, not %s" % (ws.protocol, V4_PROTOCOL))
+        if stdin_data is not None:
+            ws.send(bytes([STDIN]) + stdin_data.encode())
+        out, err, status = b"", b"", None
+        while True:
+            msg = ws.recv()
+            if msg is None:
+                break
+            if not msg:
+                continue
+            channel, data = msg[0], msg[1:]
+            if channel == STDOUT:
+                out += data
+            elif channel == STDERR:
+                err += data
+            elif channel == ERROR and data:
+                status = json.loads(data)
+    finally:
+        ws.close()
+    if status is None:
+        raise RuntimeError("exec stream ended without a status")
+    if status.get("status") == "Success":
+        code = 0
+    else:
+        causes = (status.get("details") or {}).get("causes") or []
+        codes = [c.get("message") for c in causes if c.get("reason") == "ExitCode"]
+        if not codes:
+            raise RuntimeError("exec failed: %s" % status)
+        code = int(codes[0])
+    return code, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def normalise_ids(text, ids):
+    for i, x in enumerate(ids):
+        text = text.replace(x, "<ID%d>" % i)
+    return re.sub(r"\b[0-9a-f]{64}\b", "<ID>", text)

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""`execaff audit` against live containers (runc, crun).
+
+Per runtime, two busybox containers with cpuset "0-1" and the annotation
+`first` (final "0"), each under a state root of its own:
+
+* escaped: a process exec'd through the shim (pinned to 0) that the test
+  then re-pins to CPU 1 with sched_setaffinity, and a process exec'd by the
+  bare runtime (never pinned: "0-1") — both must be reported as
+  escaped_exec, and nothing else (the container's own init runs on 0-1 by
+  right: it is not an exec);
+* clean: a process exec'd through the shim, left alone — audit must see it
+  (one exec'd process) and report nothing, exit 0; beside it, under the
+  same root, a container that does not opt in, with a process exec'd by the
+  bare runtime: not held to any final, so still nothing.
+
+Also: --prometheus writes the gauges atomically (no temp file left), the
+counts per container are right, and the exit status is 1 with findings.
+Exit codes: 0 pass, 1 fail, 77 skip.
+Usage: test_audit.py [runtime ...]   (default: runc crun)
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixture  # noqa: E402
+import shimlib  # noqa: E402
+from shimlib import ANNOTATION  # noqa: E402
+
+
+def exec_pid(container, marker, timeout=10):
+    """The host pid of the exec'd `sleep MARKER` in the container."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open("/proc/%s/cmdline" % name, "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if argv[:2] == [b"sleep", marker.encode()]:
+                return int(name)
+        time.sleep(0.05)
+    raise RuntimeError("exec'd sleep %s never appeared in %s" % (marker, container.id))
+
+
+def background_exec(argv, env):
+    return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def audit(cli, roots, config, *extra):
+    argv = [cli, "audit", "--config", config]
+    for r in roots:
+        argv += ["--root", r]
+    return fixture.run(argv + list(extra))
+
+
+def run_for(name, path, cli, shim, checks, work):
+    config = shimlib.write_config(os.path.join(work, "node.json"), {})
+    env = shimlib.shim_env(runtime=path)
+    children = []
+    annotations = {ANNOTATION: "first"}
+    with fixture.Container(path, cpus="0-1", annotations=annotations) as escaped, \
+            fixture.Container(path, cpus="0-1", annotations=annotations) as clean, \
+            fixture.Container(path, cpus="0-1", root=clean.root) as plain:
+        try:
+            tag = str(os.getpid())
+            # Through the shim, then re-pinned by hand: "a task someone re-pinned".
+            children.append(background_exec(
+                [shim, "--root", escaped.root, "exec", escaped.id, "sleep", "7" + tag], env))
+            repinned = exec_pid(escaped, "7" + tag)
+            checks.eq("%s shim pinned the exec" % name, os.sched_getaffinity(repinned), {0})
+            os.sched_setaffinity(repinned, {1})
+            # The bare runtime: "an exec that escaped".
+            children.append(background_exec(
+                [path, "--root", escaped.root, "exec", escaped.id, "sleep", "8" + tag], None))
+            unpinned = exec_pid(escaped, "8" + tag)
+            # The clean pod: pinned through the shim and left alone.
+            children.append(background_exec(
+                [shim, "--root", clean.root, "exec", clean.id, "sleep", "9" + tag], env))
+            pinned = exec_pid(clean, "9" + tag)
+            checks.eq("%s clean exec on final" % name, os.sched_getaffinity(pinned), {0})
+            children.append(background_exec(
+                [path, "--root", plain.root, "exec", plain.id, "sleep", "6" + tag], None))
+            exec_pid(plain, "6" + tag)
+
+            r = audit(cli, [clean.root], config, "--json")
+            checks.eq("%s clean pod: exit 0" % name, r.returncode, 0, r)
+            doc = json.loads(r.stdout) if r.stdout else {}
+            checks.eq("%s clean pod: no findings" % name, doc.get("findings"), [], r.stdout)
+            got = sorted((c["id"], c["opted_in"], c["final"], c["exec_processes"])
+                         for c in doc.get("containers", []))
+            checks.eq("%s clean pod: its exec was seen" % name, got,
+                      sorted([(clean.id, True, "0", 1), (plain.id, False, None, 1)]), r.stdout)
+
+            prom = os.path.join(work, "execaff.prom")
+            r = audit(cli, [escaped.root, clean.root], config, "--json", "--prometheus", prom)
+            checks.eq("%s escaped: exit 1" % name, r.returncode, 1, r)
+            doc = json.loads(r.stdout) if r.stdout else {}
+            found = sorted((f["kind"], f["container"], f["pid"], f["affinity"])
+                           for f in doc.get("findings", []))
+            want = sorted([("escaped_exec", escaped.id, repinned, "1"),
+                           ("escaped_exec", escaped.id, unpinned, "0-1")])
+            checks.eq("%s escaped: both escapes reported, nothing else" % name, found, want,
+                      r.stdout)
+            with open(prom) as f:
+                text = f.read()
+            for cid, n in ((escaped.id, 2), (clean.id, 0), (plain.id, 0)):
+                sample = 'execaff_audit_escaped_exec{container="%s",root="%s"} %d' % (
+                    cid, escaped.root if cid == escaped.id else clean.root, n)
+                checks.contains("%s prometheus %s=%d" % (name, cid[-6:], n), text, sample)
+            checks.eq("%s prometheus: no temp file left" % name,
+                      sorted(os.listdir(work)), ["execaff.prom", "node.json"])
+
+            r = audit(cli, [escaped.root], config)
+            checks.contains("%s table names the re-pinned pid" % name, r.stdout,
+                            "%d/%d" % (repinned, repinned), r)
+        finally:
+            for child in children:
+                child.kill()
+                child.wait()
+
+
+def main():
+    shimlib.common_setup()
+    cli, shim = shimlib.cli_path(), shimlib.shim_path()
+    checks = shimlib.Checks()
+    for name, path in shimlib.runtimes():
+        work = shimlib.workdir("execaff-audit-")
+        try:
+            run_for(name, path, cli, shim, checks, work)
+        except Exception as exc:  # noqa: BLE001
+            checks.error("%s setup" % name, exc)
+    return checks.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

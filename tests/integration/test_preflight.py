@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The pre-flight against live containers (runc, crun).
+
+Per runtime, a busybox container (cpuset "0-1", annotation `first`) whose
+seccomp profile forbids sched_setaffinity (SCMP_ACT_ERRNO, everything else
+allowed), so the trampoline could not set final:
+
+* `execaff explain --container-pid` names the profile: the seccomp check
+  blocks, quoting sched_setaffinity, and its fix names the forked crun;
+* through the shim with on_failure "fail": exit 1 before anything runs
+  (the exec's program, which would write a file in the container, never
+  ran), the reason on stderr and in --log;
+* with on_failure "run-unpinned": the exec runs, unpinned (its affinity is
+  the caller's "0-1", not final "0"), with a warning in --log (on stderr
+  when there is no --log);
+* with "debug": the whole pre-flight report is logged;
+* a container without the profile: the pre-flight passes and the exec is
+  pinned to "0" (the check must be able to say yes).
+
+Exit codes: 0 pass, 1 fail, 77 skip.
+Usage: test_preflight.py [runtime ...]   (default: runc crun)
+"""
+
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixture  # noqa: E402
+import shimlib  # noqa: E402
+from shimlib import ANNOTATION  # noqa: E402
+
+FORBID = {"defaultAction": "SCMP_ACT_ALLOW",
+          "syscalls": [{"names": ["sched_setaffinity"], "action": "SCMP_ACT_ERRNO",
+                        "errnoRet": 1}]}
+PROBE = ["sh", "-c", "echo ran > /ran; grep Cpus_allowed_list /proc/self/status"]
+
+
+def container(path, seccomp):
+    c = fixture.Container(path, cpus="0-1", annotations={ANNOTATION: "first"}, start=False)
+    if seccomp is not None:
+        c.bundle.config["linux"]["seccomp"] = seccomp
+        c.bundle.write_config()
+    c.create()
+    c.start()
+    return c
+
+
+def read_log(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def run_for(name, path, cli, shim, checks, work):
+    with container(path, FORBID) as c:
+        r = fixture.run([cli, "explain", "--bundle", c.bundle.dir, "--container-pid",
+                         str(c.pid), "--caller-cpus", "0-1"])
+        doc = json.loads(r.stdout) if r.returncode == 0 else {}
+        pre = doc.get("preflight") or {}
+        seccomp = [k for k in pre.get("checks", []) if k["name"] == "seccomp"]
+        checks.check("%s explain: seccomp blocks" % name,
+                     pre.get("emulated_path_ok") is False and seccomp and seccomp[0]["blocking"], r)
+        checks.contains("%s explain names sched_setaffinity" % name,
+                        seccomp[0]["detail"] if seccomp else "", "sched_setaffinity: fails with errno 1")
+        checks.contains("%s explain names the fix" % name,
+                        seccomp[0]["fix"] if seccomp else "", "forked crun")
+        program = [k for k in pre.get("checks", []) if k["name"] == "program"]
+        checks.check("%s explain found the program" % name, program and program[0]["ok"], pre)
+
+        marker = os.path.join(c.bundle.dir, "rootfs", "ran")
+        for mode in ("fail", "run-unpinned"):
+            config = shimlib.write_config(os.path.join(work, mode + ".json"),
+                                          {"runtime": path, "on_failure": mode, "debug": True})
+            env = shimlib.shim_env(config=config)
+            log = os.path.join(work, mode + ".log")
+            if os.path.exists(marker):
+                os.unlink(marker)
+            r = fixture.run([shim, "--root", c.root, "--log", log, "--log-format", "json",
+                             "exec", c.id] + PROBE, env=env)
+            text = read_log(log)
+            if mode == "fail":
+                checks.eq("%s fail: exit 1" % name, r.returncode, 1, r)
+                checks.contains("%s fail: reason on stderr" % name, r.stderr,
+                                "pre-flight seccomp: the container's seccomp profile stops the "
+                                "trampoline: sched_setaffinity")
+                checks.check("%s fail: nothing ran" % name, not os.path.exists(marker), r)
+                checks.contains("%s fail: reason in --log" % name, text, '"level":"error"')
+            else:
+                checks.eq("%s run-unpinned: exit 0" % name, r.returncode, 0, r)
+                checks.contains("%s run-unpinned: ran unpinned" % name, r.stdout,
+                                "Cpus_allowed_list:\t0-1")
+                checks.contains("%s run-unpinned: warning in --log" % name, text,
+                                '"level":"warning"')
+                # Without --log the warning goes to stderr (with one, stderr
+                # stays the program's: shim/runtime_log.cpp).
+                r = fixture.run([shim, "--root", c.root, "exec", c.id] + PROBE, env=env)
+                checks.contains("%s run-unpinned: warning on stderr without --log" % name,
+                                r.stderr, "running it unpinned (on_failure = \"run-unpinned\")")
+            checks.contains("%s %s: debug logs the report" % (name, mode), text,
+                            "pre-flight: {\\\"emulated_path_ok\\\":false")
+
+    with container(path, None) as c:
+        config = shimlib.write_config(os.path.join(work, "plain.json"), {"runtime": path})
+        r = fixture.run([shim, "--root", c.root, "exec", c.id] + PROBE,
+                        env=shimlib.shim_env(config=config))
+        checks.eq("%s no profile: exit 0" % name, r.returncode, 0, r)
+        checks.contains("%s no profile: pinned to final" % name, r.stdout,
+                        "Cpus_allowed_list:\t0\n")
+
+
+def main():
+    shimlib.common_setup()
+    cli, shim = shimlib.cli_path(), shimlib.shim_path()
+    checks = shimlib.Checks()
+    for name, path in shimlib.runtimes():
+        work = shimlib.workdir("execaff-preflight-")
+        try:
+            run_for(name, path, cli, shim, checks, work)
+        except Exception as exc:  # noqa: BLE001
+            checks.error("%s setup" % name, exc)
+    return checks.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
