@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The node config (/etc/execaff/shim.json) as the CLI needs it: the
 // handler default and the housekeeping CPUs, which decide an exec as the
-// shim would.  The one place the CLI reads it (issue 10 §3 moves the reader
-// into libexecaff; only this function changes then).
+// shim would, through libexecaff's node-config reader (node_config.hpp),
+// the one the shim and the forked crun use.
 #pragma once
 
 #include <optional>

@@ -31,7 +31,8 @@ constexpr int kExitFailure = 1;
   const int code = errno;
   log.error("cannot execute runtime " + execaff::quoted(runtime) + ": " +
             execaff::errno_text(code));
-  ::_exit(code == ENOENT ? 127 : 126);
+  // The one rule for a runtime that cannot be started (shim_config.hpp).
+  ::_exit(kExitFailure);
 }
 
 }  // namespace
@@ -47,12 +48,21 @@ int main(int argc, char** argv) {
   log.file = line.log;
   log.format = line.log_format;
   log.debug = line.debug;
+  // Only exec reads more of the config than the runtime: any other command
+  // passes through even with a broken config, when the runtime is known.
+  const bool pass_through = line.command != "exec";
   try {
-    config = load_shim_config();
+    config = load_shim_config(pass_through);
     refuse_self_as_runtime(config.runtime);
   } catch (const std::exception& e) {
     log.error(e.what());
     return kExitFailure;
+  }
+  if (config.problem) {
+    log.warning_everywhere(*config.problem + "; passing " +
+                           execaff::quoted(line.command.empty() ? "(no command)" : line.command) +
+                           " through to runtime " + execaff::quoted(config.runtime) + " (from " +
+                           config.runtime_from + "); exec is refused until the config is fixed");
   }
   log.debug = line.debug || config.debug;
 

@@ -1,138 +1,102 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "shim_config.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 
 #include "error.hpp"
-#include "spec_json.hpp"
-#include "yajl_tree.hpp"
+#include "node_config.hpp"
 
 namespace execaff::shim {
 namespace {
 
-std::string config_string(yajl_val value, const std::string& source, const char* key) {
-  if (!YAJL_IS_STRING(value)) {
-    throw Error(EINVAL, source + ": \"" + key + "\" must be a string");
+template <typename To>
+To switch_to(ConfigSwitch value, To automatic, To yes, To no) {
+  switch (value) {
+    case ConfigSwitch::yes: return yes;
+    case ConfigSwitch::no: return no;
+    case ConfigSwitch::automatic: break;
   }
-  return YAJL_GET_STRING(value);
+  return automatic;
 }
 
-// Only root may have written what decides where an exec runs.
-void check_ownership(const std::string& path) {
+void apply_node_config(ShimConfig& config, const NodeConfig& node) {
+  if (node.runtime) {
+    config.runtime = *node.runtime;
+    config.runtime_from = "shim config " + quoted(node.path);
+  }
+  config.native = switch_to(node.native, NativeMode::detect, NativeMode::yes, NativeMode::no);
+  config.handler_default = node.handler_default;
+  config.housekeeping_cpus = node.housekeeping_cpus;
+  config.on_failure = node.on_failure == execaff::OnFailure::run_unpinned ? OnFailure::run_unpinned
+                                                                          : OnFailure::fail;
+  config.early_cpuset_join = switch_to(node.early_cpuset_join, EarlyJoinMode::automatic,
+                                       EarlyJoinMode::yes, EarlyJoinMode::no);
+  config.debug = node.debug;
+  config.path = node.path;
+}
+
+// One rule for a runtime the shim cannot start, whatever is wrong with it:
+// exit 1 and a message naming it, where it came from and why.  (A directory
+// used to pass access(X_OK) here and fail at execve with 126.)
+void check_runtime(const ShimConfig& config) {
+  const std::string which =
+      "runtime " + quoted(config.runtime) + " (from " + config.runtime_from + ")";
+  if (config.runtime.front() != '/') throw Error(EINVAL, which + " must be an absolute path");
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
+  if (::stat(config.runtime.c_str(), &st) != 0) {
     const int code = errno;
-    throw Error(code, "shim config " + quoted(path) + ": " + errno_text(code));
+    throw Error(code, which + " is not executable: " + errno_text(code));
   }
-  if (st.st_uid != 0) {
-    throw Error(EPERM, "shim config " + quoted(path) + " is owned by uid " +
-                           std::to_string(st.st_uid) + ", not root");
+  if (!S_ISREG(st.st_mode)) {
+    throw Error(S_ISDIR(st.st_mode) ? EISDIR : EACCES,
+                which + " is not executable: " +
+                    (S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file"));
   }
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
-    throw Error(EPERM, "shim config " + quoted(path) + " is writable by group or others (mode " +
-                           mode + ")");
+  if (::access(config.runtime.c_str(), X_OK) != 0) {
+    const int code = errno;
+    throw Error(code, which + " is not executable: " + errno_text(code));
   }
-}
-
-void apply_file(ShimConfig& config, const std::string& path) {
-  check_ownership(path);
-  const std::string text = read_document_file(path);
-  const std::string source = "shim config " + quoted(path);
-  const YajlTree tree = parse_json_object(text, source);
-  const auto& object = tree->u.object;
-  for (std::size_t i = 0; i < object.len; ++i) {
-    const std::string key = object.keys[i];
-    const yajl_val value = object.values[i];
-    if (key == "runtime") {
-      config.runtime = config_string(value, source, "runtime");
-      config.runtime_from = source;
-    } else if (key == "native") {
-      if (YAJL_IS_TRUE(value)) {
-        config.native = NativeMode::yes;
-      } else if (YAJL_IS_FALSE(value)) {
-        config.native = NativeMode::no;
-      } else if (YAJL_IS_STRING(value) && std::string(YAJL_GET_STRING(value)) == "detect") {
-        config.native = NativeMode::detect;
-      } else {
-        throw Error(EINVAL, source + ": \"native\" must be true, false or \"detect\"");
-      }
-    } else if (key == "handler_default") {
-      config.handler_default = config_string(value, source, "handler_default");
-    } else if (key == "housekeeping_cpus") {
-      try {
-        config.housekeeping_cpus = CpuSet::parse(config_string(value, source, key.c_str()));
-      } catch (const Error& e) {
-        throw e.wrap(source + ": \"housekeeping_cpus\"");
-      }
-    } else if (key == "on_failure") {
-      const std::string v = config_string(value, source, "on_failure");
-      if (v == "fail") {
-        config.on_failure = OnFailure::fail;
-      } else if (v == "run-unpinned") {
-        config.on_failure = OnFailure::run_unpinned;
-      } else {
-        throw Error(EINVAL, source + ": \"on_failure\" must be \"fail\" or \"run-unpinned\", not " +
-                                quoted(v));
-      }
-    } else if (key == "early_cpuset_join") {
-      if (YAJL_IS_TRUE(value)) {
-        config.early_cpuset_join = EarlyJoinMode::yes;
-      } else if (YAJL_IS_FALSE(value)) {
-        config.early_cpuset_join = EarlyJoinMode::no;
-      } else if (YAJL_IS_STRING(value) && std::string(YAJL_GET_STRING(value)) == "auto") {
-        config.early_cpuset_join = EarlyJoinMode::automatic;
-      } else {
-        throw Error(EINVAL, source + ": \"early_cpuset_join\" must be true, false or \"auto\"");
-      }
-    } else if (key == "debug") {
-      if (!YAJL_IS_TRUE(value) && !YAJL_IS_FALSE(value)) {
-        throw Error(EINVAL, source + ": \"debug\" must be true or false");
-      }
-      config.debug = YAJL_IS_TRUE(value);
-    } else {
-      // Strict: a misspelt key must not silently fall back to a default.
-      throw Error(EINVAL, source + ": unknown key " + quoted(key));
-    }
-  }
-  config.path = path;
 }
 
 }  // namespace
 
-ShimConfig load_shim_config() {
+ShimConfig load_shim_config(bool pass_through) {
   ShimConfig config;
+  const NodeConfigLocation location = node_config_location();
   const char* env_runtime = std::getenv("EXECAFF_RUNTIME");
-  const char* env_config = std::getenv("EXECAFF_CONFIG");
-  const std::string path = env_config != nullptr ? env_config : kDefaultConfigPath;
+  const bool runtime_from_env = env_runtime != nullptr && *env_runtime != '\0';
+  try {
+    apply_node_config(config, load_node_config(location));
+  } catch (const NodeConfigError& e) {
+    if (!pass_through) throw;
+    // Nothing else of a broken file is used: only the runtime, to pass the
+    // command through, and only when it is not in doubt.
+    config = ShimConfig{};
+    if (runtime_from_env) {
+      config.runtime = env_runtime;
+      config.runtime_from = "EXECAFF_RUNTIME";
+    } else if (e.runtime_before_error()) {
+      config.runtime = *e.runtime_before_error();
+      config.runtime_from = "shim config " + quoted(location.path);
+    } else {
+      throw;
+    }
+    config.problem = e.what();
+  }
 
-  const bool file_present = ::access(path.c_str(), F_OK) == 0;
-  if (file_present || env_config != nullptr) apply_file(config, path);
-
-  if (env_runtime != nullptr && *env_runtime != '\0') {
+  if (runtime_from_env) {
     config.runtime = env_runtime;
     config.runtime_from = "EXECAFF_RUNTIME";
   }
   if (config.runtime.empty()) {
-    throw Error(ENOENT,
-                "no runtime configured: set EXECAFF_RUNTIME or \"runtime\" in " + quoted(path));
+    throw Error(ENOENT, "no runtime configured: set EXECAFF_RUNTIME or \"runtime\" in " +
+                            quoted(location.path));
   }
-  if (config.runtime.front() != '/') {
-    throw Error(EINVAL, "runtime " + quoted(config.runtime) + " (from " + config.runtime_from +
-                            ") must be an absolute path");
-  }
-  if (::access(config.runtime.c_str(), X_OK) != 0) {
-    const int code = errno;
-    throw Error(code, "runtime " + quoted(config.runtime) + " (from " + config.runtime_from +
-                          ") is not executable: " + errno_text(code));
-  }
+  check_runtime(config);
   return config;
 }
 

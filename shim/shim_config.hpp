@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The shim's configuration, read on every invocation and never cached
-// (seed 002: a component that reads its config once, too early).  A missing
-// config where one is needed, a half-written or invalid one, or one that
-// anyone but root could have written is refused with the reason.
+// The shim's configuration: the node config (libexecaff's node_config.hpp,
+// the file the forked crun reads too), read on every invocation and never
+// cached, plus $EXECAFF_RUNTIME.  A missing config where one is needed, a
+// half-written or invalid one, or one that anyone but root could have
+// written is refused with the reason — except that a command the shim only
+// passes through still runs when the runtime is known (`problem` below).
 #pragma once
 
 #include <optional>
@@ -12,8 +14,6 @@
 #include "early_cpuset_join.hpp"
 
 namespace execaff::shim {
-
-inline constexpr const char* kDefaultConfigPath = "/etc/execaff/shim.json";
 
 enum class NativeMode { detect, yes, no };
 enum class OnFailure { fail, run_unpinned };
@@ -30,12 +30,21 @@ struct ShimConfig {
   // (early_cpuset_join.hpp).  "auto" decides by the kernel's version.
   EarlyJoinMode early_cpuset_join = EarlyJoinMode::automatic;
   std::string path;  // "" when no file was read
+  // Set only for a pass-through command run despite a broken config: the
+  // reason, for the warning the shim logs.
+  std::optional<std::string> problem;
 };
 
 // EXECAFF_RUNTIME names the runtime; the file named by EXECAFF_CONFIG, else
-// kDefaultConfigPath, holds the rest (and the runtime when the variable is
-// unset).  The default file may be absent when EXECAFF_RUNTIME is set.
-[[nodiscard]] ShimConfig load_shim_config();
+// /etc/execaff/shim.json, holds the rest (and the runtime when the variable
+// is unset).  The default file may be absent when EXECAFF_RUNTIME is set.
+// With `pass_through` (any command but exec) a broken config is not fatal
+// when the runtime is known from EXECAFF_RUNTIME or from the part of the
+// file read before the error: CRI-O must be able to stop and delete
+// containers while the file is half-written.  The runtime must be an
+// absolute path to an executable regular file; every other runtime is an
+// error (one rule: the shim exits 1 whatever is wrong with it).
+[[nodiscard]] ShimConfig load_shim_config(bool pass_through);
 
 // Throws Error(ELOOP) when `runtime` is this very binary.
 void refuse_self_as_runtime(const std::string& runtime);

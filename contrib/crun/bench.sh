@@ -15,6 +15,13 @@
 #                              config.json has exec-cpu-affinity.execaff.io:
 #                              first, CRI-O's way of opting a pod in)
 #
+# Every fork command runs with EXECAFF_CONFIG naming a node config with
+# housekeeping_cpus "C0" (the execaff node config the fork reads on every
+# exec, as on a node set up for it): the file is opened, checked and parsed
+# each time.  --no-node-config: no file at all (EXECAFF_CONFIG unset, and
+# /etc/execaff an empty tmpfs in a private mount namespace), where the fork
+# pays one failed open.
+#
 # The field is {"initial": "C0", "final": "C1"}: the exec'd process is
 # confined to one CPU, so on a busy machine part of its cost is waiting for
 # that CPU.  The wide field {"initial": "C0-C1", "final": "C0-C1"} takes the
@@ -33,13 +40,15 @@
 #
 # Usage: bench.sh [--rounds N] [--warmup N] [--stock CRUN]
 #                 [--crun FORKED_CRUN] [--extra NAME=CRUN]... [--json FILE]
+#                 [--no-node-config]
 # Defaults: 400 rounds, 20 warmup rounds, /var/tmp/execaff-crun/{stock,patched}/crun.
 # Exit 1 when "fork + field" is more than 3% over "stock" (the target, by the
 # paired ratio), 2 on setup errors.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-rounds=400 warmup=20 json= extra=()
+args=("$@")
+rounds=400 warmup=20 json= extra=() node_config=present
 stock=/var/tmp/execaff-crun/stock/crun
 crun=/var/tmp/execaff-crun/patched/crun
 while [ $# -gt 0 ]; do
@@ -50,17 +59,24 @@ while [ $# -gt 0 ]; do
     --crun) crun=$2; shift ;;
     --json) json=$2; shift ;;
     --extra) extra+=("$2"); shift ;;
+    --no-node-config) node_config=absent ;;
     -h | --help) sed -n '/^# Usage:/,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
 done
 [ "$(id -u)" = 0 ] || { echo "bench.sh: needs root" >&2; exit 2; }
+if [ "$node_config" = absent ] && [ -e /etc/execaff ] && [ -z "${EXECAFF_BENCH_PRIVATE_ETC:-}" ]; then
+    # Hide the host's node config from this run only.
+    exec unshare -m env EXECAFF_BENCH_PRIVATE_ETC=1 bash -c \
+        'mount --make-rprivate / && mount -t tmpfs -o mode=0755 execaff-bench /etc/execaff && exec "$@"' \
+        bash "$0" "${args[@]}"
+fi
 
-exec python3 - "$here" "$stock" "$crun" "$rounds" "$warmup" "$json" "${extra[@]}" <<'PY'
+exec python3 - "$here" "$stock" "$crun" "$rounds" "$warmup" "$json" "$node_config" "${extra[@]}" <<'PY'
 import json, os, random, statistics, subprocess, sys, time
-here, stock, crun, rounds, warmup, json_out = sys.argv[1:7]
-extra = [e.split("=", 1) for e in sys.argv[7:]]
+here, stock, crun, rounds, warmup, json_out, node_mode = sys.argv[1:8]
+extra = [e.split("=", 1) for e in sys.argv[8:]]
 rounds, warmup = int(rounds), int(warmup)
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(here, "..", "..", "tests", "integration"))
@@ -74,10 +90,10 @@ cpuset = "%d-%d" % tuple(cpus) if cpus[1] == cpus[0] + 1 else "%d,%d" % tuple(cp
 devnull = os.open(os.devnull, os.O_RDWR)
 
 
-def once(argv):
+def once(argv, env):
     """Wall seconds and CPU seconds (crun and the children it reaps) of one run."""
     t0 = time.perf_counter()
-    pid = os.posix_spawn(argv[0], argv, os.environ,
+    pid = os.posix_spawn(argv[0], argv, env,
                          file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 0),
                                        (os.POSIX_SPAWN_DUP2, devnull, 1),
                                        (os.POSIX_SPAWN_DUP2, devnull, 2)])
@@ -98,6 +114,17 @@ with fixture.Container(stock, cpus=cpuset) as c, fixture.Container(
     wide["execCPUAffinity"] = {"initial": cpuset, "final": cpuset}
     wide = c.write_process(wide)
     pod_plain = pod.write_process(pod.process_json(["true"]))
+    node_config = os.path.join(c._tmp, "node-config.json")
+    fd = os.open(node_config, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fd, json.dumps({"housekeeping_cpus": str(cpus[0])}).encode())
+    os.close(fd)
+    stock_env = dict(os.environ)
+    stock_env.pop("EXECAFF_CONFIG", None)
+    fork_env = dict(os.environ, EXECAFF_CONFIG=node_config)
+    if node_mode == "absent":
+        if os.path.lexists("/etc/execaff/shim.json"):
+            sys.exit("bench.sh: --no-node-config but /etc/execaff/shim.json exists")
+        fork_env, node_config = stock_env, None
     base = lambda rt: [rt, "--root", c.root, "exec"]
     commands = [
         ("stock", base(stock) + [c.id, "true"]),
@@ -117,7 +144,8 @@ with fixture.Container(stock, cpus=cpuset) as c, fixture.Container(
         probe = ctr.process_json(["grep", "Cpus_allowed_list", "/proc/self/status"])
         if fld:
             probe["execCPUAffinity"] = {"initial": str(cpus[0]), "final": str(cpus[1])}
-        r = fixture.run([crun, "--root", root, "exec", "--process", ctr.write_process(probe), cid])
+        r = fixture.run([crun, "--root", root, "exec", "--process", ctr.write_process(probe), cid],
+                        env=fork_env)
         print("fork + %s runs on: %s" % (label, r.stdout.split()[-1] if r.returncode == 0 else r))
 
     times = {name: [] for name, _ in commands}
@@ -127,7 +155,8 @@ with fixture.Container(stock, cpus=cpuset) as c, fixture.Container(
     for rnd in range(warmup + rounds):
         order = commands[:]
         rng.shuffle(order)
-        got = {name: once(argv) for name, argv in order}
+        got = {name: once(argv, stock_env if argv[0] == stock else fork_env)
+               for name, argv in order}
         if rnd < warmup:
             continue
         for name, (wall, cpu_s) in got.items():
@@ -143,6 +172,8 @@ print("\ncrun exec latency: %d rounds (after %d warmup rounds), each command onc
       "random order; container cpuset %s" % (rounds, warmup, cpuset))
 print("libexecaff in the fork: %s" % ("a shared library (NEEDED)" if any("execaff" in l for l in needed)
                                       else "linked in statically"))
+print("fork commands read the node config %s (housekeeping_cpus %d) on every exec" % (
+    node_config, cpus[0]) if node_config else "no node config (the fork finds none)")
 print("%-22s %9s %9s %9s %11s %13s" % ("command", "median ms", "q1 ms", "q3 ms", "vs stock",
                                        "paired ratio"), "  cpu ms (vs stock)")
 rows = []

@@ -19,7 +19,12 @@ Cpus_allowed_list of the exec'd process and of a child it forks:
   C++ runtime inside (no shared libexecaff or libstdc++) and its libraries
   resolve for the VM initramfs;
 * an exec that names neither the field nor the annotation never reaches
-  libexecaff (no node facts read).
+  libexecaff (no node facts read);
+* the node config execaff-shim reads ($EXECAFF_CONFIG here): its
+  housekeeping_cpus bound `initial` (strace: crun itself, then the
+  grandchild) and leave an exec that is not pinned alone, its handler_default opts a
+  pod in, and a half-written, duplicate-keyed, group-writable or misspelt
+  file fails the exec with a message naming it, while `state` works.
 
 Usage: test_exec_affinity.py [--crun PATCHED] [--stock STOCK] [--shim SHIM]
                              [--only SUBSTRING]...
@@ -141,6 +146,7 @@ class Cases:
         self.crun = crun
         self.stock = stock
         self.shim = shim
+        self.node_dirs = []
         allowed = sorted(os.sched_getaffinity(0))
         self.c0, self.c1 = allowed[0], allowed[1]
         # The container's cpuset: two CPUs, "0-1" on the 2-CPU CI machine.
@@ -417,6 +423,99 @@ class Cases:
                       '%s "firstt": expected "first", "first-core", "disable" or a CPU list'
                       % ANNOTATION)
 
+    # -- the node config the shim reads (/etc/execaff/shim.json, $EXECAFF_CONFIG)
+    def node_file(self, text, mode=0o644):
+        """A root-owned node config in a private 0700 dir; its path."""
+        d = tempfile.mkdtemp(prefix="execaff-node-")
+        self.node_dirs.append(d)
+        path = os.path.join(d, "shim.json")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, (text if isinstance(text, str) else json.dumps(text)).encode())
+        os.close(fd)
+        os.chmod(path, mode)
+        return path
+
+    def initial_and_final(self, c, env):
+        """The two sets the fork gives one `exec true` (strace), or None."""
+        p = self.probe_process(c, args=["true"])
+        path = c.write_process(p)
+        out = os.path.join(c._tmp, "node-order.txt")
+        r = fixture.run(["strace", "-f", "-qq", "-y", "-o", out, "-e",
+                         "trace=sched_setaffinity,write,execve", self.crun, "--root", c.root,
+                         "exec", "--process", path, c.id], env=env)
+        with open(out) as f:
+            trace = f.read()
+        sets = re.findall(r"sched_setaffinity\(\d+, \d+, \[([\d ]+?)(?: \.\.\.)?\]\)\s+= 0", trace)
+        return r, [cpus_text(int(x) for x in s.split()) for s in sets], trace
+
+    def node_config(self, prefix):
+        c0, both = str(self.c0), self.both
+        env = lambda path: dict(os.environ, EXECAFF_CONFIG=path)
+        hk = self.node_file({"housekeeping_cpus": c0})
+        empty = self.node_file({})
+        with fixture.Container(self.crun, cpus=self.cpuset,
+                               annotations={ANNOTATION: "first"}) as c:
+            if shutil.which("strace"):
+                # The caller runs on both CPUs, neither of them isolated:
+                # initial is the housekeeping CPUs (plus final).  Without the
+                # node config they are all the caller's CPUs, the busy one too.
+                # crun puts itself and the grandchild on initial, then the
+                # grandchild on final.
+                for label, path, want in (("housekeeping-bounds-initial", hk, [c0, c0, c0]),
+                                          ("no-housekeeping-initial-is-wide", empty,
+                                           [both, both, c0])):
+                    name = prefix + label
+                    if self.r.wanted(name):
+                        r, sets, trace = self.initial_and_final(c, env(path))
+                        self.r.ok(name, r.returncode == 0 and sets == want,
+                                  "want initial, final %s, got %s\n%s\n%s" % (want, sets, r, trace))
+                # Only exec reads it: every other command is stock crun's.
+                name = prefix + "state-never-narrowed"
+                if self.r.wanted(name):
+                    out = os.path.join(c._tmp, "state-trace.txt")
+                    r = fixture.run(["strace", "-f", "-qq", "-o", out, "-e",
+                                     "trace=sched_setaffinity,openat", self.crun, "--root",
+                                     c.root, "state", c.id], env=env(hk))
+                    with open(out) as f:
+                        trace = f.read()
+                    self.r.ok(name, r.returncode == 0 and "sched_setaffinity" not in trace and
+                              hk not in trace, "%s\n%s" % (r, trace))
+            else:
+                self.r.skip(prefix + "housekeeping-*", "strace not installed")
+            # A file that cannot be used fails the exec, naming it and why,
+            # and runs nothing; commands other than exec never read it.
+            for label, text, mode, needle in (
+                    ("half-written", '{"housekeeping_cpus": "0", "handl', 0o644, "is not valid JSON"),
+                    ("duplicate-key", '{"housekeeping_cpus": "0", "housekeeping_cpus": "1"}', 0o644,
+                     'duplicate key "housekeeping_cpus"'),
+                    ("group-writable", "{}", 0o664, "writable by group or others (mode 664)"),
+                    ("unknown-key", '{"handler_defualt": "first"}', 0o644,
+                     'unknown key "handler_defualt"')):
+                name = prefix + label
+                if not self.r.wanted(name):
+                    continue
+                path = self.node_file(text, mode)
+                marker = "/tmp/ran-%s" % re.sub(r"\W", "-", name)
+                r = c.exec_process(self.probe_process(c, args=["touch", marker]), env=env(path))
+                err = last_line(r.stderr)
+                ran = c.exec(["test", "-e", marker]).returncode == 0
+                st = fixture.run([self.crun, "--root", c.root, "state", c.id], env=env(path))
+                self.r.ok(name, r.returncode != 0 and err.startswith("exec CPU affinity: ") and
+                          needle in err and path in err and not ran and st.returncode == 0,
+                          "ran=%s, state rc=%s; want a crun error naming %r and %s\n%s" % (
+                              ran, st.returncode, needle, path, r))
+        # handler_default opts in a pod without the annotation (CRI-O
+        # pointing a handler at the fork); "disable" and no file leave it.
+        with fixture.Container(self.crun, cpus=self.cpuset) as c:
+            for label, path, want in (
+                    ("handler-default-first", self.node_file({"handler_default": "first"}), c0),
+                    ("handler-default-disable", self.node_file({"handler_default": "disable"}), both),
+                    ("no-handler-default", empty, both),
+                    # housekeeping_cpus alone pins nothing.
+                    ("housekeeping-unpinned-exec-keeps-caller-cpus", hk, both)):
+                self.case(prefix + label, lambda n, p=path, w=want: self.expect(
+                    n, c.exec_process(self.probe_process(c), env=env(p)), w))
+
     # -- execaff-shim: native over the fork, emulated over stock
     def shim_paths(self, prefix):
         if not self.shim or not os.access(self.shim, os.X_OK):
@@ -504,16 +603,22 @@ class Cases:
 
 
 def check_order(trace, initial, final):
-    """(ok, why) for an `strace -f -y` of one exec: initial on the grandchild
-    G, then G's cgroup.procs writes (if crun moves it), then final, then
+    """(ok, why) for an `strace -f -y` of one exec: initial on crun itself,
+    then on the grandchild G, then G's cgroup.procs writes (if crun moves it), then final, then
     the parent's release write "\\0\\0\\0\\0" on a socket, then G's execve."""
     lines = trace.splitlines()
     sets = [(i, m.group(1), m.group(2)) for i, l in enumerate(lines)
             for m in [re.search(r"sched_setaffinity\((\d+), \d+, \[([\d ]+)\]\)\s+= 0", l)] if m]
+    as_list = lambda s: cpus_text(int(x) for x in s.split())
+    # First crun puts itself on initial (config.md: where the runtime's
+    # parent runs before the move), before it forks anything.
+    first_pid = lines[0].split()[0] if lines else ""
+    if not sets or sets[0][1] != first_pid or as_list(sets[0][2]) != initial:
+        return False, "want crun (pid %s) on initial %s first, got %s" % (first_pid, initial, sets)
+    sets = sets[1:]
     if len(sets) != 2 or sets[0][1] != sets[1][1]:
         return False, "want two sched_setaffinity calls on one pid, got %s" % sets
     g = sets[0][1]
-    as_list = lambda s: cpus_text(int(x) for x in s.split())
     if (as_list(sets[0][2]), as_list(sets[1][2])) != (initial, final):
         return False, "want initial %s then final %s, got %s" % (initial, final, sets)
     moves = [i for i, l in enumerate(lines) if re.search(r'cgroup\.procs>, "%s"' % g, l)]
@@ -633,6 +738,13 @@ def main():
         return 1
 
     report = Report(a.only)
+    # The fork reads the node config on every exec: keep the host's
+    # /etc/execaff/shim.json (other tests write one) out of these cases.
+    isolation = tempfile.mkdtemp(prefix="execaff-node-")
+    fd = os.open(os.path.join(isolation, "shim.json"), os.O_WRONLY | os.O_CREAT, 0o644)
+    os.write(fd, b"{}")
+    os.close(fd)
+    os.environ["EXECAFF_CONFIG"] = os.path.join(isolation, "shim.json")
     t = Cases(report, a.crun, a.stock, a.shim)
     print("# crun %s, stock %s, shim %s; container cpuset %s, kernel %s" % (
         a.crun, a.stock, a.shim, t.cpuset, os.uname().release), flush=True)
@@ -642,8 +754,11 @@ def main():
     t.process_field("process/")
     t.config_field("config/")
     t.annotation("annotation/")
+    t.node_config("node-config/")
     t.shim_paths("shim/")
     t.cgroup_v2("cgroup-v2/")
+    for d in t.node_dirs + [isolation]:
+        shutil.rmtree(d, ignore_errors=True)
     return report.summary()
 
 

@@ -15,6 +15,7 @@
 #include "cpu_set.hpp"
 #include "decide.hpp"
 #include "error.hpp"
+#include "node_config.hpp"
 #include "node_facts.hpp"
 #include "spec_json.hpp"
 
@@ -33,6 +34,11 @@ struct execaff_context {
 
 struct execaff_request {
   execaff::DecideRequest request;
+};
+
+struct execaff_node_config {
+  execaff::NodeConfig config;
+  std::optional<execaff_cpuset> housekeeping;
 };
 
 struct execaff_decision {
@@ -262,6 +268,53 @@ int execaff_request_set_handler_default(execaff_request* req, const char* value,
   EXECAFF_REQUIRE(req);
   EXECAFF_REQUIRE(value);
   return guarded(err, [&] { req->request.handler_default = std::string(value); });
+}
+
+int execaff_node_config_load(const char* path, execaff_node_config** out, execaff_error** err) {
+  EXECAFF_REQUIRE(out);
+  *out = nullptr;
+  return guarded(err, [&] {
+    const execaff::NodeConfigLocation location =
+        path != nullptr ? execaff::NodeConfigLocation{path, true} : execaff::node_config_location();
+    execaff::NodeConfig config = execaff::load_node_config(location);
+    if (config.path.empty()) return;  // no file: *out stays NULL
+    auto* node = new execaff_node_config{std::move(config), std::nullopt};
+    if (node->config.housekeeping_cpus)
+      node->housekeeping = execaff_cpuset{*node->config.housekeeping_cpus};
+    *out = node;
+  });
+}
+
+void execaff_node_config_free(execaff_node_config* config) {
+  delete config;
+}
+
+const char* execaff_node_config_path(const execaff_node_config* config) {
+  return config != nullptr ? config->config.path.c_str() : nullptr;
+}
+
+const char* execaff_node_config_handler_default(const execaff_node_config* config) {
+  if (config == nullptr || !config->config.handler_default) return nullptr;
+  return config->config.handler_default->c_str();
+}
+
+const execaff_cpuset* execaff_node_config_housekeeping_cpus(const execaff_node_config* config) {
+  if (config == nullptr || !config->housekeeping) return nullptr;
+  return &*config->housekeeping;
+}
+
+int execaff_request_set_node_config(execaff_request* req, const execaff_node_config* config,
+                                    execaff_error** err) {
+  EXECAFF_REQUIRE(req);
+  if (config == nullptr) return 0;
+  return guarded(err, [&] {
+    if (config->config.handler_default) {
+      req->request.handler_default = *config->config.handler_default;
+    }
+    if (config->config.housekeeping_cpus) {
+      req->request.housekeeping = *config->config.housekeeping_cpus;
+    }
+  });
 }
 
 int execaff_decide(const execaff_context* ctx, const execaff_request* req, execaff_decision** out,

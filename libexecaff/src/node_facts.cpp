@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "file_descriptor.hpp"
 
 namespace execaff {
 namespace {
@@ -77,20 +78,6 @@ std::string join_path(std::string_view a, std::string_view b) {
   out += b;
   return out;
 }
-
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  [[nodiscard]] int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
-};
 
 // The whole of `path` in `out`; 0, or the errno of the open or read that
 // failed.  Read to EOF in a loop: procfs and sysfs hand out a page at a time.
@@ -513,7 +500,8 @@ std::optional<std::optional<CgroupCpuset>> NodeFacts::cgroup_cpuset_at_usual_mou
     if (line.hierarchy != "0" || !line.controllers.empty()) continue;
     const auto dir = cgroup_of_pid("/sys/fs/cgroup", CGROUP2_SUPER_MAGIC, line.path);
     if (!dir) return std::nullopt;
-    const std::optional<std::string> controllers = read_optional(join_path(*dir, "cgroup.controllers"));
+    const std::optional<std::string> controllers =
+        read_optional(join_path(*dir, "cgroup.controllers"));
     if (!controllers) return std::nullopt;
     if (!contains_item(*controllers, "cpuset", ' ')) return std::optional<CgroupCpuset>();
     if (auto found = read_cgroup_cpuset(join_path(*dir, "cpuset.cpus.effective"))) return found;
@@ -554,7 +542,6 @@ std::optional<CgroupCpuset> NodeFacts::find_cgroup_cpuset(pid_t pid, bool try_us
     throw_read_error(mountinfo_path, code);
   }
   const std::vector<Mount> mounts = parse_mountinfo(mountinfo_path, mountinfo_text);
-
 
   // cgroup v1: the cpuset hierarchy, when mounted, is where the controller
   // lives; it cannot also be on the v2 hierarchy.

@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "error.hpp"
+#include "file_descriptor.hpp"
 
 namespace execaff {
 namespace {
@@ -590,20 +591,6 @@ std::string spliced(std::string_view json, std::size_t begin, std::size_t end,
 
 // --- Files ----------------------------------------------------------------
 
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  [[nodiscard]] int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
-};
-
 std::string file_kind(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a FIFO";
@@ -652,9 +639,12 @@ std::string read_document_file(const std::string& path) {
     fail_reading(path, code, errno_text(code));
   }
   const FileDescriptor fd(raw_fd);
+  return read_opened_document(fd.get(), path);
+}
 
+std::string read_opened_document(int fd, const std::string& path) {
   struct stat status {};
-  if (::fstat(fd.get(), &status) != 0) {
+  if (::fstat(fd, &status) != 0) {
     const int code = errno;
     fail_reading(path, code, errno_text(code));
   }
@@ -675,7 +665,7 @@ std::string read_document_file(const std::string& path) {
       if (filled > kMaxDocumentBytes) fail_too_large(path, filled);
       content.resize(std::min(content.size() * 2, kMaxDocumentBytes + 1));
     }
-    const ssize_t got = ::read(fd.get(), content.data() + filled, content.size() - filled);
+    const ssize_t got = ::read(fd, content.data() + filled, content.size() - filled);
     if (got < 0) {
       const int code = errno;
       if (code == EINTR) continue;

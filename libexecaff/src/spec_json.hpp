@@ -53,6 +53,8 @@ struct ConfigDocument {
 // EACCES, not a regular file, larger than kMaxDocumentBytes).
 inline constexpr std::size_t kMaxDocumentBytes = 16 * 1024 * 1024;
 [[nodiscard]] std::string read_document_file(const std::string& path);
+// The same for a file the caller has opened (`path` names it in messages).
+[[nodiscard]] std::string read_opened_document(int fd, const std::string& path);
 
 // `json` (a process document) with its top-level "execCPUAffinity" member
 // replaced by `affinity` — inserted when absent, removed when `affinity` is

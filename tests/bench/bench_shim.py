@@ -1,37 +1,65 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The shim side by side with the bare runtime (issue 3's targets).
+"""The shim side by side with the bare runtime and with the floor of any
+exec wrapper (issue 3's targets; issue 10/11's pass-through goal).
 
-For runc and crun: one opted-in container (annotation first, cpuset = every
-online CPU) and hyperfine -N medians over RUNS runs, after warm-up, of
-    bare `exec ID true` vs `execaff-shim exec ID true` (pinned, emulated)
-    bare `state ID`     vs `execaff-shim state ID`    (pass-through)
-and the shim's peak RSS.  ru_maxrss survives execve (the kernel folds the
-old mm's high-water mark into the process's), so running the shim with a
-tiny static program (busybox) as its "runtime" measures the shim's own peak.
-Also the floor: a 10-line static program that only execs the runtime, to
-show what any exec-based wrapper costs on this machine.
+The floor (exec_floor.c) is a static C program of three statements that only execs
+$EXECAFF_RUNTIME with its argv: what any exec-based wrapper costs on this
+machine.  The goal: the shim's pass-through within 1.2 floors.
 
-usage: bench_shim.py [--runs N] [--json OUT] [SHIM]
+For runc and crun: two containers (cpuset = every online CPU), one opted in
+(annotation first), one not, and hyperfine -N medians of
+    bare / floor / shim   `state ID`                 (pass-through)
+    bare / floor / shim   `exec PLAIN true`          (not opted in)
+    bare / shim           `exec PINNED true`         (pinned, emulated)
+The shim reads a node config on every call (EXECAFF_CONFIG: a root-owned
+file with housekeeping_cpus, in a private directory under /tmp), as on a
+configured node; --compare-shim OLD adds an older build's shim (e.g.
+d072d25's, without the path walk) to the same runs.  Samples are taken in
+ROUNDS rounds, each a short hyperfine run (RUNS runs after one warm-up) of
+every command in a rotated order, so drift and the machine's other load hit
+all commands alike.  The headline is the paired ratio: the median over
+rounds of shim/floor within a round (steady under load); the medians over
+all samples are printed beside it.  Also the shim's peak RSS (ru_maxrss survives execve: with a
+tiny static program, busybox, as its "runtime" it is the shim's own peak).
+
+usage: bench_shim.py [--runs N] [--rounds R] [--floor EXE] [--compare-shim OLD]
+                     [--json OUT] [SHIM]
 """
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+BUILD = os.path.join(HERE, "..", "..", "build")
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import fixture  # noqa: E402
 
 
 def hyperfine(commands, runs, env):
+    """{command: [seconds, ...]} of one hyperfine -N run over `commands`."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        argv = ["hyperfine", "-N", "--warmup", "5", "--runs", str(runs), "--export-json", out.name]
+        argv = ["hyperfine", "-N", "--warmup", "1", "--runs", str(runs), "--export-json", out.name]
         subprocess.run(argv + commands, check=True, env=env, stdout=subprocess.DEVNULL)
         data = json.load(open(out.name))
-    return [r["median"] * 1000 for r in data["results"]]  # ms
+    return {r["command"]: r["times"] for r in data["results"]}
+
+
+def interleaved(named, rounds, runs, env):
+    """{name: [seconds]} and {name: [per-round medians]} over `rounds` rounds."""
+    samples = {n: [] for n, _ in named}
+    per_round = {n: [] for n, _ in named}
+    for k in range(rounds):
+        order = named[k % len(named):] + named[:k % len(named)]
+        got = hyperfine([cmd for _, cmd in order], runs, env)
+        for n, cmd in order:
+            samples[n] += got[cmd]
+            per_round[n].append(statistics.median(got[cmd]))
+    return samples, per_round
 
 
 def peak_rss_kib(argv, env):
@@ -42,56 +70,106 @@ def peak_rss_kib(argv, env):
     return int(r.stderr.strip().splitlines()[-1])
 
 
+def node_config(directory, cpus):
+    path = os.path.join(directory, "shim.json")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fd, json.dumps({"housekeeping_cpus": cpus.split(",")[0].split("-")[0]}).encode())
+    os.close(fd)
+    return path
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--runs", type=int, default=3, help="runs per command per round")
+    ap.add_argument("--rounds", type=int, default=60)
+    ap.add_argument("--floor", default=os.path.join(BUILD, "tests", "bench", "exec_floor"))
+    ap.add_argument("--compare-shim", help="another execaff-shim build to run beside SHIM")
     ap.add_argument("--json")
-    ap.add_argument("shim", nargs="?", default=os.path.join(HERE, "..", "..", "build", "shim",
-                                                           "execaff-shim"))
+    ap.add_argument("shim", nargs="?", default=os.path.join(BUILD, "shim", "execaff-shim"))
     args = ap.parse_args()
     fixture.require_root()
     shim = os.path.abspath(args.shim)
+    floor = os.path.abspath(args.floor)
+    if not os.access(floor, os.X_OK):
+        sys.exit(f"no floor wrapper at {floor} (ninja -C build tests/bench/exec_floor)")
+    shims = [("shim", shim)]
+    if args.compare_shim:
+        shims.append(("old shim", os.path.abspath(args.compare_shim)))
     cpus = open("/sys/devices/system/cpu/online").read().strip()
+    config_dir = tempfile.mkdtemp(prefix="execaff-bench-")
     rows = []
-    for name in ("runc", "crun"):
-        rt = fixture.require_runtime(name)
-        env = dict(os.environ, EXECAFF_RUNTIME=rt)
-        env.pop("EXECAFF_CONFIG", None)
-        with fixture.Container(rt, cpus=cpus,
-                               annotations={"exec-cpu-affinity.execaff.io": "first"}) as c:
-            # Check the shim really pins before timing it.
-            r = fixture.run([shim, "--root", c.root, "exec", c.id, "grep", "Cpus_allowed_list",
-                             "/proc/self/status"], env=env)
-            first = cpus.split(",")[0].split("-")[0]
-            if r.returncode != 0 or not r.stdout.strip().endswith("\t" + first):
-                sys.exit(f"{name}: the shim did not pin: {r}")
-            bare_exec = f"{rt} --root {c.root} exec {c.id} true"
-            shim_exec = f"{shim} --root {c.root} exec {c.id} true"
-            bare_state = f"{rt} --root {c.root} state {c.id}"
-            shim_state = f"{shim} --root {c.root} state {c.id}"
-            e = hyperfine([bare_exec, shim_exec], args.runs, env)
-            s = hyperfine([bare_state, shim_state], args.runs, env)
-            # Peak RSS: the whole opted-in decision, then exec of a tiny
-            # static program instead of the runtime.
-            rss_env = dict(env, EXECAFF_RUNTIME="/bin/busybox")
-            rss = max(peak_rss_kib([shim, "--root", c.root, "exec", c.id, "true"], rss_env)
-                      for _ in range(5))
-            rss_state = peak_rss_kib([shim, "--root", c.root, "state", c.id], rss_env)
-        rows.append({"runtime": name, "exec_bare_ms": e[0], "exec_shim_ms": e[1],
-                     "exec_added_ms": e[1] - e[0], "state_bare_ms": s[0], "state_shim_ms": s[1],
-                     "state_added_ms": s[1] - s[0], "shim_peak_rss_kib_exec": rss,
-                     "shim_peak_rss_kib_state": rss_state})
-    print(f"medians over {args.runs} runs (hyperfine -N, 5 warm-up), ms; peak RSS of the shim, KiB")
-    print("| runtime | exec bare | exec shim | added | state bare | state shim | added |"
-          " shim RSS exec | shim RSS state |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    try:
+        config = node_config(config_dir, cpus)
+        for name in ("runc", "crun"):
+            rt = fixture.require_runtime(name)
+            env = dict(os.environ, EXECAFF_RUNTIME=rt, EXECAFF_CONFIG=config)
+            with fixture.Container(rt, cpus=cpus, annotations={
+                    "exec-cpu-affinity.execaff.io": "first"}) as c, \
+                    fixture.Container(rt, cpus=cpus) as plain:
+                # Check the shim really pins before timing it.
+                r = fixture.run([shim, "--root", c.root, "exec", c.id, "grep",
+                                 "Cpus_allowed_list", "/proc/self/status"], env=env)
+                first = cpus.split(",")[0].split("-")[0]
+                if r.returncode != 0 or not r.stdout.strip().endswith("\t" + first):
+                    sys.exit(f"{name}: the shim did not pin: {r}")
+                row = {"runtime": name}
+                for what, ctr, argv in (("state", c, ["state", c.id]),
+                                        ("exec unpinned", plain, ["exec", plain.id, "true"]),
+                                        ("exec pinned", c, ["exec", c.id, "true"])):
+                    tail = f"--root {ctr.root} " + " ".join(argv)
+                    named = [("bare", f"{rt} {tail}")]
+                    if what != "exec pinned":
+                        named.append(("floor", f"{floor} {tail}"))
+                    named += [(label, f"{path} {tail}") for label, path in shims]
+                    samples, per_round = interleaved(named, args.rounds, args.runs, env)
+                    med = {n: statistics.median(v) * 1e3 for n, v in samples.items()}
+                    entry = {"median_ms": med, "samples": len(samples["bare"])}
+                    if "floor" in med:
+                        entry["shim_per_floor"] = med["shim"] / med["floor"]
+                        entry["shim_per_floor_by_round"] = statistics.median(
+                            s / f for s, f in zip(per_round["shim"], per_round["floor"]))
+                        entry["floor_per_bare"] = med["floor"] / med["bare"]
+                        if "old shim" in med:
+                            entry["old_shim_per_floor"] = statistics.median(
+                                s / f for s, f in zip(per_round["old shim"], per_round["floor"]))
+                    entry["shim_added_ms"] = med["shim"] - med["bare"]
+                    row[what] = entry
+                rss_env = dict(env, EXECAFF_RUNTIME="/bin/busybox")
+                row["shim_peak_rss_kib_exec"] = max(
+                    peak_rss_kib([shim, "--root", c.root, "exec", c.id, "true"], rss_env)
+                    for _ in range(5))
+                row["shim_peak_rss_kib_state"] = peak_rss_kib(
+                    [shim, "--root", c.root, "state", c.id], rss_env)
+            rows.append(row)
+    finally:
+        subprocess.run(["rm", "-rf", config_dir])
+
+    load = open("/proc/loadavg").read().split()[:3]
+    print(f"hyperfine -N medians, ms: {args.rounds} rounds x {args.runs} runs per command, "
+          f"commands rotated each round; the shim reads a node config; load average {load}")
+    cols = ["bare", "floor", "shim"] + (["old shim"] if args.compare_shim else [])
+    print("| runtime | command | " + " | ".join(cols) + " | shim / floor paired (of medians) |"
+          + (" old shim / floor paired |" if args.compare_shim else "") + " shim added |")
+    print("|---|---|" + "---|" * (len(cols) + 2 + (1 if args.compare_shim else 0)))
     for r in rows:
-        print(f"| {r['runtime']} | {r['exec_bare_ms']:.2f} | {r['exec_shim_ms']:.2f} | "
-              f"{r['exec_added_ms']:+.2f} | {r['state_bare_ms']:.2f} | {r['state_shim_ms']:.2f} | "
-              f"{r['state_added_ms']:+.2f} | {r['shim_peak_rss_kib_exec']} | "
-              f"{r['shim_peak_rss_kib_state']} |")
+        for what in ("state", "exec unpinned", "exec pinned"):
+            e = r[what]
+            m = e["median_ms"]
+            cells = [f"{m[c]:.2f}" if c in m else "–" for c in cols]
+            ratio = (f"**{e['shim_per_floor_by_round']:.3f}** ({e['shim_per_floor']:.3f})"
+                     if "shim_per_floor" in e else "–")
+            old = (f" {e['old_shim_per_floor']:.3f} |" if "old_shim_per_floor" in e else
+                   " – |") if args.compare_shim else ""
+            print(f"| {r['runtime']} | {what} | " + " | ".join(cells) +
+                  f" | {ratio} |{old} {e['shim_added_ms']:+.2f} |")
+    for r in rows:
+        print(f"{r['runtime']}: shim peak RSS {r['shim_peak_rss_kib_exec']} KiB (pinned exec), "
+              f"{r['shim_peak_rss_kib_state']} KiB (state)")
+    worst = max(r[w]["shim_per_floor_by_round"] for r in rows for w in ("state", "exec unpinned"))
+    print(f"pass-through goal: shim within 1.2 floors (paired); worst {worst:.3f}: "
+          f"{'met' if worst <= 1.2 else 'NOT met'}")
     if args.json:
-        json.dump(rows, open(args.json, "w"), indent=2)
+        json.dump({"rows": rows, "load": load}, open(args.json, "w"), indent=2)
 
 
 if __name__ == "__main__":

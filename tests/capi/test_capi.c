@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* After the standard headers: cmocka.h uses size_t, va_list and jmp_buf
@@ -241,8 +242,141 @@ static void test_frees_accept_null(void** state) {
   execaff_context_free(NULL);
   execaff_request_free(NULL);
   execaff_decision_free(NULL);
+  execaff_node_config_free(NULL);
   assert_int_equal(execaff_decision_is_pinned(NULL), 0);
   assert_int_equal(execaff_cpuset_first(NULL), -1);
+}
+
+/* ---- the node configuration ------------------------------------------- */
+
+/* A private directory for config files: root-owned (mkdtemp, 0700) under
+ * the root-owned sticky /tmp, so only the file itself decides. */
+static char node_dir[64];
+
+static const char* node_file(const char* name, const char* text, mode_t mode) {
+  static char path[128];
+  FILE* f;
+  snprintf(path, sizeof path, "%s/%s", node_dir, name);
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  assert_int_equal(chmod(path, mode), 0);
+  return path;
+}
+
+static int node_setup(void** state) {
+  (void)state;
+  strcpy(node_dir, "/tmp/execaff-capi-XXXXXX");
+  return mkdtemp(node_dir) != NULL ? 0 : -1;
+}
+
+static int node_teardown(void** state) {
+  char command[96];
+  (void)state;
+  snprintf(command, sizeof command, "rm -rf '%s'", node_dir);
+  return system(command) == 0 ? 0 : -1;
+}
+
+static void expect_node_error(const char* path, int code, const char* needle) {
+  execaff_node_config* config = (execaff_node_config*)0x1;
+  execaff_error* err = NULL;
+  assert_int_equal(execaff_node_config_load(path, &config, &err), code);
+  assert_null(config);
+  assert_non_null(err);
+  if (strstr(execaff_error_message(err), needle) == NULL ||
+      strstr(execaff_error_message(err), path) == NULL) {
+    fail_msg("message %s names neither %s nor %s", execaff_error_message(err), needle, path);
+  }
+  execaff_error_free(err);
+}
+
+static void test_node_config_read(void** state) {
+  execaff_node_config* config = NULL;
+  execaff_request* req = NULL;
+  execaff_decision* d = NULL;
+  execaff_error* err = NULL;
+  const char* path;
+  char* text;
+  static const char config_json[] = "{\"process\":{}}";
+  (void)state;
+  if (geteuid() != 0) skip(); /* the file must be owned by root */
+  path = node_file("ok.json",
+                   "{\"runtime\": \"/usr/bin/crun\", /* a comment */ \"housekeeping_cpus\": "
+                   "\"0,1024\", \"handler_default\": \"first\"}",
+                   0644);
+  assert_int_equal(execaff_node_config_load(path, &config, &err), 0);
+  assert_null(err);
+  assert_string_equal(execaff_node_config_path(config), path);
+  assert_string_equal(execaff_node_config_handler_default(config), "first");
+  text = execaff_cpuset_format(execaff_node_config_housekeeping_cpus(config));
+  assert_string_equal(text, "0,1024");
+  free(text);
+
+  /* The handler default opts in a pod without the annotation, and the
+   * housekeeping CPUs bound `initial`. */
+  assert_int_equal(execaff_request_new(&req, NULL), 0);
+  assert_int_equal(execaff_request_set_config_json(req, config_json, strlen(config_json), NULL), 0);
+  assert_int_equal(execaff_request_set_container_cpuset(req, "2-3", NULL), 0);
+  assert_int_equal(execaff_request_set_caller_cpus(req, "0-3", NULL), 0);
+  assert_int_equal(execaff_request_set_node_config(req, config, NULL), 0);
+  assert_int_equal(execaff_request_set_node_config(req, NULL, NULL), 0); /* no-op */
+  assert_int_equal(execaff_decide(NULL, req, &d, &err), 0);
+  assert_true(execaff_decision_is_pinned(d));
+  assert_string_equal(execaff_decision_source(d), "handler-default");
+  text = execaff_cpuset_format(execaff_decision_initial(d));
+  assert_string_equal(text, "0,2");
+  free(text);
+  execaff_decision_free(d);
+  execaff_request_free(req);
+  execaff_node_config_free(config);
+
+  /* path NULL: $EXECAFF_CONFIG names the file. */
+  config = (execaff_node_config*)0x1;
+  assert_int_equal(setenv("EXECAFF_CONFIG", path, 1), 0);
+  assert_int_equal(execaff_node_config_load(NULL, &config, NULL), 0);
+  assert_non_null(config);
+  assert_string_equal(execaff_node_config_path(config), path);
+  execaff_node_config_free(config);
+  assert_int_equal(unsetenv("EXECAFF_CONFIG"), 0);
+}
+
+static void test_node_config_errors(void** state) {
+  char link[160];
+  char sub[160];
+  char missing[160];
+  const char* path;
+  (void)state;
+  if (geteuid() != 0) skip();
+  expect_node_error(
+      node_file("dup.json", "{\"runtime\":\"/usr/bin/runc\",\"runtime\":\"/bin/false\"}", 0644),
+      -EINVAL, "duplicate key \"runtime\"");
+  expect_node_error(node_file("half.json", "{\"housekeeping_cpus\": \"0\", \"hand", 0644), -EINVAL,
+                    "is not valid JSON");
+  expect_node_error(node_file("empty.json", "", 0644), -EINVAL, "the document is empty");
+  expect_node_error(node_file("key.json", "{\"handler_defualt\": \"first\"}", 0644), -EINVAL,
+                    "unknown key \"handler_defualt\"");
+  expect_node_error(node_file("hk.json", "{\"housekeeping_cpus\": \"0-99999\"}", 0644), -ERANGE,
+                    "CPU 99999 at offset 2");
+  expect_node_error(node_file("type.json", "{\"handler_default\": [\"first\"]}", 0644), -EINVAL,
+                    "\"handler_default\" must be a string");
+  expect_node_error(node_file("gw.json", "{}", 0664), -EPERM, "writable by group or others");
+
+  path = node_file("target.json", "{}", 0644);
+  snprintf(link, sizeof link, "%s/link.json", node_dir);
+  assert_int_equal(symlink(path, link), 0);
+  expect_node_error(link, -ELOOP, "is a symbolic link");
+
+  /* A directory on the path that others may write: they could swap the file. */
+  snprintf(sub, sizeof sub, "%s/open", node_dir);
+  assert_int_equal(mkdir(sub, 0777), 0);
+  assert_int_equal(chmod(sub, 0777), 0);
+  snprintf(sub, sizeof sub, "%s/open/shim.json", node_dir);
+  node_file("open/shim.json", "{}", 0644);
+  expect_node_error(sub, -EPERM, "writable by group or others (mode 777)");
+
+  snprintf(missing, sizeof missing, "%s/missing.json", node_dir);
+  expect_node_error(missing, -ENOENT, "No such file or directory");
 }
 
 int main(void) {
@@ -257,6 +391,8 @@ int main(void) {
       cmocka_unit_test(test_apply_to_self),
       cmocka_unit_test(test_process_json_rewrite),
       cmocka_unit_test(test_frees_accept_null),
+      cmocka_unit_test_setup_teardown(test_node_config_read, node_setup, node_teardown),
+      cmocka_unit_test_setup_teardown(test_node_config_errors, node_setup, node_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

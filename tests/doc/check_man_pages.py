@@ -5,7 +5,7 @@
 * each built page (scdoc output) renders with groff -man -ww, and with
   man -l --warnings when man is installed, without a single warning;
 * execaff-shim(8): the CONFIGURATION keys are exactly the keys
-  shim/shim_config.cpp accepts and spec/schema/shim-config.schema.json
+  libexecaff/src/node_config.cpp accepts and spec/schema/shim-config.schema.json
   lists; the ENVIRONMENT variables exactly those the shim reads (getenv);
 * execaff(1): the flags (lines "*--flag*") are exactly the long options of
   cli/*.cpp (their option tables and the dispatcher's --version/--help);
@@ -71,14 +71,19 @@ def main():
 
     shim = read(doc, "execaff-shim.8.scd")
     documented = set(re.findall(r"^\*([a-z_]+)\*$", section(shim, "CONFIGURATION"), re.M))
-    code = set(re.findall(r'key == "([a-z_]+)"', read(src, "shim", "shim_config.cpp")))
+    # The reader is libexecaff's, shared with the forked crun.
+    code = set(re.findall(r'\bk(?:ey)? == "([a-z_]+)"',
+                          read(src, "libexecaff", "src", "node_config.cpp")))
     schema = set(json.loads(read(src, "spec", "schema", "shim-config.schema.json"))["properties"])
-    same(documented, code, "execaff-shim(8) config keys = shim/shim_config.cpp's")
+    same(documented, code, "execaff-shim(8) config keys = libexecaff/src/node_config.cpp's")
     same(documented, schema, "execaff-shim(8) config keys = the schema's properties")
     documented = set(re.findall(r"^\*([A-Z_]+)\*$", section(shim, "ENVIRONMENT"), re.M))
     code = set()
     for path in glob.glob(os.path.join(src, "shim", "*.cpp")):
         code |= set(re.findall(r'getenv\("([A-Z_]+)"\)', read(path)))
+    # EXECAFF_CONFIG: read by libexecaff's node-config reader for the shim.
+    code |= set(re.findall(r'kNodeConfigVariable = "([A-Z_]+)"',
+                           read(src, "libexecaff", "src", "node_config.hpp")))
     same(documented, code, "execaff-shim(8) environment = the shim's getenv calls")
 
     cli = read(doc, "execaff.1.scd")

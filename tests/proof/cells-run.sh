@@ -12,7 +12,8 @@
 # Layout per environment (why: see README.md, "CPU layouts"):
 #   host (2 CPUs): container cpuset 0-1, first CPU 0 = node housekeeping,
 #        CPU 1 "isolated" (busy loop; not isolated by the kernel), final 0,
-#        shim housekeeping_cpus "0" (config file), pinned caller = 0.
+#        housekeeping_cpus "0" in the node config (EXECAFF_CONFIG, read by
+#        the shim and the forked crun alike), pinned caller = 0.
 #   vm (4 vCPUs, isolcpus=domain,2-3 nohz_full=2-3): reserved 0, container
 #        cpuset 1-3, first CPU 1, isolated 2-3 (busy loops), final 1, the
 #        shim finds the isolated CPUs itself, pinned caller = 0.
@@ -99,6 +100,10 @@ summary=$out/summary.tsv
 shim_config=$out/shim.json
 echo "$SHIM_CONFIG_JSON" >"$shim_config"
 chmod 0644 "$shim_config"
+# No node config at all, for the native-nocfg cells.
+empty_config=$out/empty-node-config.json
+echo '{}' >"$empty_config"
+chmod 0644 "$empty_config"
 process=$out/process.json
 printf '%s\n' '{"terminal": false, "user": {"uid": 0, "gid": 0}, "args": ["true"], "env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"], "cwd": "/"}' >"$process"
 
@@ -196,9 +201,11 @@ while read -r name rtspec via caller expect_old expect_new cell_where; do
     if [ "$via" = shim ]; then
         initial=$INITIAL_SHIM
         set -- "$shim" --root "$croot" exec --process "$process" "$cid"
-    elif [ "$via" = native ]; then
+    elif [ "$via" = native ] || [ "$via" = native-nocfg ]; then
         # The runtime pins the exec itself from the container's annotation
-        # (the forked crun): execaff's initial, as under the shim.
+        # (the forked crun): execaff's initial, as under the shim.  It reads
+        # the node config the shim reads ($EXECAFF_CONFIG below); without
+        # it (native-nocfg) the harness still wants the node's housekeeping.
         initial=$INITIAL_SHIM
         set -- "$rt" --root "$croot" exec --process "$process" "$cid"
     else
@@ -215,7 +222,9 @@ while read -r name rtspec via caller expect_old expect_new cell_where; do
     # header; the per-run progress lines only with PROOF_PROGRESS=1 (they
     # stay in DIR/<cell>.out).
     {
-        EXECAFF_RUNTIME=$rt EXECAFF_CONFIG=$shim_config "$schedtrace" run \
+        cell_config=$shim_config
+        [ "$via" != native-nocfg ] || cell_config=$empty_config
+        EXECAFF_RUNTIME=$rt EXECAFF_CONFIG=$cell_config "$schedtrace" run \
             --label "$name" --container-cgroup "$ccgroup" --cpuset "$CPUSET" \
             --initial "$initial" --final "$FINAL" --isolated "$ISOLATED" --busy "$BUSY" \
             --caller-cpus "$caller_cpus" --program true --runtime "$rtname" \

@@ -141,6 +141,24 @@ TEST(CpuSetParse, MessagesSayWhatAndWhere) {
                  "invalid CPU list \"1,70000\": CPU 70000 at offset 2 is above the highest "
                  "supported id 65535");
   }
+  // The upper bound of a range is reported where it is (issue 11, 3).
+  try {
+    (void)CpuSet::parse("0-99999");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ERANGE);
+    EXPECT_STREQ(e.what(),
+                 "invalid CPU list \"0-99999\": CPU 99999 at offset 2 is above the highest "
+                 "supported id 65535");
+  }
+  try {
+    (void)CpuSet::parse("4, 1-99999");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "invalid CPU list \"4, 1-99999\": CPU 99999 at offset 5 is above the highest "
+                 "supported id 65535");
+  }
   try {
     (void)CpuSet::parse("0x1");
     FAIL();

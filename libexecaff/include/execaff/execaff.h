@@ -133,6 +133,37 @@ EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_handler_default(execaff
                                                                          const char* value,
                                                                          execaff_error** err);
 
+/* ---- the node configuration (since EXECAFF_1.1) ------------------------ */
+
+/* The node's execaff configuration, the file execaff-shim reads:
+ * $EXECAFF_CONFIG when set (the file must then exist), else
+ * /etc/execaff/shim.json when it exists; `path` (not NULL) names another
+ * file, which must exist.  Read on every call, never cached.  The walk to it
+ * opens each component with O_NOFOLLOW and checks what it opened: every
+ * directory owned by root and writable by no one else (a root-owned sticky
+ * directory passes), the file a regular file owned by root and not writable
+ * by group or others.  A symbolic link on the path, an unknown or duplicate
+ * key, a wrong type, a malformed CPU list or a half-written file is an
+ * error (-EINVAL, -EPERM, -ELOOP, -ENOENT, ...) naming the file and the
+ * reason.  On success *out is NULL when there is no file (the default path
+ * is absent), else a configuration the caller frees. */
+typedef struct execaff_node_config execaff_node_config;
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_node_config_load(const char* path,
+                                                              execaff_node_config** out,
+                                                              execaff_error** err);
+EXECAFF_PUBLIC void execaff_node_config_free(execaff_node_config* config);
+/* The file that was read.  Owned by config. */
+EXECAFF_PUBLIC const char* execaff_node_config_path(const execaff_node_config* config);
+/* "handler_default", or NULL when the file has none.  Owned by config. */
+EXECAFF_PUBLIC const char* execaff_node_config_handler_default(const execaff_node_config* config);
+/* "housekeeping_cpus", or NULL when the file has none.  Owned by config. */
+EXECAFF_PUBLIC const execaff_cpuset* execaff_node_config_housekeeping_cpus(
+    const execaff_node_config* config);
+/* Sets the request's handler default and housekeeping CPUs from config,
+ * those it names; NULL config is a successful no-op. */
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_node_config(
+    execaff_request* req, const execaff_node_config* config, execaff_error** err);
+
 /* ---- decisions --------------------------------------------------------- */
 
 typedef struct execaff_decision execaff_decision;
