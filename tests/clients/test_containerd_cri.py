@@ -108,14 +108,7 @@ def run(chk, daemon, work, config):
 
     # --- ExecSync: the exec-probe path
     sync = {k: cri.exec_sync(c, ALLOWED) for k, c in cid.items()}
-    chk.eq("ExecSync pinned: process and child on CPU 0",
-           (sync["pinned"][0], shimlib.allowed_lists(sync["pinned"][1])), (0, ["0", "0"]),
-           sync["pinned"])
-    chk.eq("ExecSync bare runc: on 0-1 (it ignores the annotation)",
-           (sync["bare"][0], shimlib.allowed_lists(sync["bare"][1])), (0, ["0-1", "0-1"]),
-           sync["bare"])
-    for k in ("plain", "disabled"):
-        chk.eq("ExecSync %s: byte-identical to bare runc" % k, sync[k], sync["bare"])
+    shimlib.check_pinned_beside_bare(chk, "ExecSync", sync)
     for k in cid:
         r = cri.exec_sync(cid[k], STATUS)
         chk.eq("ExecSync %s: exit 7, stdout and stderr pass through" % k, r, (7, "out\n", "err\n"))
@@ -167,14 +160,7 @@ def run(chk, daemon, work, config):
 
     # --- the streaming Exec (kubectl exec): websocket to containerd's server
     stream = {k: cri.stream_exec(c, ALLOWED) for k, c in cid.items()}
-    chk.eq("Exec (stream) pinned: process and child on CPU 0",
-           (stream["pinned"][0], shimlib.allowed_lists(stream["pinned"][1])),
-           (0, ["0", "0"]), stream["pinned"])
-    chk.eq("Exec (stream) bare runc: on 0-1",
-           (stream["bare"][0], shimlib.allowed_lists(stream["bare"][1])),
-           (0, ["0-1", "0-1"]), stream["bare"])
-    for k in ("plain", "disabled"):
-        chk.eq("Exec (stream) %s: byte-identical to bare runc" % k, stream[k], stream["bare"])
+    shimlib.check_pinned_beside_bare(chk, "Exec (stream)", stream)
     for k in ("pinned", "bare"):
         r = cri.stream_exec(cid[k], STATUS)
         chk.eq("Exec (stream) %s: exit 7, stdout and stderr pass through" % k, r,

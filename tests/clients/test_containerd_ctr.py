@@ -133,14 +133,7 @@ def main():
         }
         chk.check("ctr run -d: four containers (three with --runc-binary shim)", True)
         got = {k: ctr.exec(cid, ALLOWED) for k, cid in c.items()}
-        chk.eq("task exec pinned: process and child on CPU 0",
-               (got["pinned"][0], shimlib.allowed_lists(got["pinned"][1])), (0, ["0", "0"]),
-               got["pinned"])
-        chk.eq("task exec bare runc: on 0-1",
-               (got["bare"][0], shimlib.allowed_lists(got["bare"][1])), (0, ["0-1", "0-1"]),
-               got["bare"])
-        for k in ("plain", "disabled"):
-            chk.eq("task exec %s: byte-identical to bare runc" % k, got[k], got["bare"])
+        shimlib.check_pinned_beside_bare(chk, "task exec", got)
         for k in ("pinned", "bare"):
             chk.eq("task exec %s: exit 7 and stderr pass through" % k,
                    ctr.exec(c[k], ["sh", "-c", "echo out; echo err >&2; exit 7"]),

@@ -266,6 +266,23 @@ def allowed_lists(text):
     return re.findall(r"Cpus_allowed_list:\s*(\S+)", text or "")
 
 
+def check_pinned_beside_bare(chk, label, results, pinned="0", bare="0-1"):
+    """results maps pinned / bare / plain / disabled to (exit code, output
+    holding two Cpus_allowed_list lines: the exec'd process and its child).
+    The pinned exec and its child are on `pinned`, bare runc's on `bare`,
+    and the pod without the annotation or with `disable` gives bare runc's
+    bytes."""
+    chk.eq("%s pinned: process and child on CPU %s" % (label, pinned),
+           (results["pinned"][0], allowed_lists(results["pinned"][1])), (0, [pinned, pinned]),
+           results["pinned"])
+    chk.eq("%s bare runc: on %s (it ignores the annotation)" % (label, bare),
+           (results["bare"][0], allowed_lists(results["bare"][1])), (0, [bare, bare]),
+           results["bare"])
+    for k in ("plain", "disabled"):
+        chk.eq("%s %s: byte-identical to bare runc" % (label, k), results[k], results["bare"])
+
+
+
 # --------------------------------------------------------------- listings
 
 def _walk(top):

@@ -33,37 +33,31 @@ const std::vector<SyscallProbe> kCalls = {
     {"execve", {0, 0, 0, 0, 0, 0}, {0, 1, 2}},
 };
 
-// The program of every rule, run on each probe at the probe's own
-// argument values: what evaluate_seccomp_profile's reduced program must
-// agree with.
-std::vector<std::uint32_t> full_program_returns(yajl_val profile,
-                                                const std::optional<std::string>& arch) {
-  const SeccompProgram full = build_seccomp_program(profile, "test", arch);
+// `program` run on each probe at the probe's own argument values.
+std::vector<std::uint32_t> program_returns(const SeccompProgram& program) {
   std::vector<std::uint32_t> out;
   for (const SyscallProbe& probe : kCalls) {
     seccomp_data data{};
-    data.nr = seccomp_syscall_resolve_name_arch(full.architecture, probe.name.c_str());
-    data.arch = full.architecture;
+    data.nr = seccomp_syscall_resolve_name_arch(program.architecture, probe.name.c_str());
+    data.arch = program.architecture;
     for (unsigned i = 0; i < 6; ++i) data.args[i] = probe.args[i];
-    out.push_back(run_seccomp_bpf(full.instructions, data));
+    out.push_back(run_seccomp_bpf(program.instructions, data));
   }
   return out;
+}
+
+// The program of every rule: what evaluate_seccomp_profile's program,
+// reduced to the probed calls, must agree with.
+std::vector<std::uint32_t> full_program_returns(yajl_val profile,
+                                                const std::optional<std::string>& arch) {
+  return program_returns(build_seccomp_program(profile, "test", arch));
 }
 
 std::vector<std::uint32_t> reduced_program_returns(yajl_val profile,
                                                    const std::optional<std::string>& arch) {
   std::vector<std::string> names;
   for (const SyscallProbe& probe : kCalls) names.push_back(probe.name);
-  const SeccompProgram reduced = build_seccomp_program(profile, "test", arch, &names);
-  std::vector<std::uint32_t> out;
-  for (const SyscallProbe& probe : kCalls) {
-    seccomp_data data{};
-    data.nr = seccomp_syscall_resolve_name_arch(reduced.architecture, probe.name.c_str());
-    data.arch = reduced.architecture;
-    for (unsigned i = 0; i < 6; ++i) data.args[i] = probe.args[i];
-    out.push_back(run_seccomp_bpf(reduced.instructions, data));
-  }
-  return out;
+  return program_returns(build_seccomp_program(profile, "test", arch, &names));
 }
 
 SeccompEvaluation evaluate(const std::string& profile_json,
