@@ -461,7 +461,9 @@ class Cases:
                 # node config they are all the caller's CPUs, the busy one too.
                 # crun puts itself and the grandchild on initial, then the
                 # grandchild on final.
-                for label, path, want in (("housekeeping-bounds-initial", hk, [c0, c0, c0]),
+                # The first set is crun's own at its start, before its
+                # re-execution (exec-affinity-early.c; the early/ cases).
+                for label, path, want in (("housekeeping-bounds-initial", hk, [c0, c0, c0, c0]),
                                           ("no-housekeeping-initial-is-wide", empty,
                                            [both, both, c0])):
                     name = prefix + label
@@ -515,6 +517,124 @@ class Cases:
                     ("housekeeping-unpinned-exec-keeps-caller-cpus", hk, both)):
                 self.case(prefix + label, lambda n, p=path, w=want: self.expect(
                     n, c.exec_process(self.probe_process(c), env=env(p)), w))
+
+    # -- crun on the housekeeping CPUs from its first instructions
+    def early_trace(self, c, argv, env, wrap=()):
+        """strace of one exec: sched_setaffinity, the re-execution's
+        execveat and the files opened, in order."""
+        out = os.path.join(c._tmp, "early-trace.txt")
+        r = fixture.run(list(wrap) + ["strace", "-f", "-qq", "-o", out, "-e",
+                                      "trace=sched_setaffinity,execveat,openat"] + argv, env=env)
+        with open(out) as f:
+            trace = f.read()
+        return r, trace
+
+    def early_pin(self, prefix):
+        """An exec that will certainly be pinned puts crun on the node
+        config's housekeeping CPUs first thing in the image crun re-executes
+        itself into, before it reads the container's state (which ran on an
+        unpinned caller's CPUs before), and leaves the first image alone
+        (narrowing that one cost 1.5-2 %); with crun's binary on a read-only
+        filesystem there is no re-execution and the one image does it.  An
+        exec that will not be pinned never calls sched_setaffinity; one whose
+        decision sets no `initial` gives crun the caller's CPUs back before
+        it forks."""
+        if not shutil.which("strace"):
+            self.r.skip(prefix + "*", "strace not installed")
+            return
+        c0, c1, both = str(self.c0), str(self.c1), self.both
+        hk = self.node_file({"housekeeping_cpus": c0})
+        env = dict(os.environ, EXECAFF_CONFIG=hk)
+        early = re.compile(r"sched_setaffinity\(0, \d+, \[%d\]\) += 0" % self.c0)
+
+        def before_reexec(trace, reexec=True):
+            """One early narrowing: after the re-execution (none before
+            it), before crun reads the container's state file."""
+            lines = trace.splitlines()
+            at = [i for i, l in enumerate(lines) if early.search(l)]
+            reexecs = [i for i, l in enumerate(lines) if "execveat(" in l]
+            state = [i for i, l in enumerate(lines) if "openat(" in l and '/status"' in l]
+            return (len(at) == 1 and state and at[0] < state[0] and
+                    (len(reexecs) == 1 and reexecs[0] < at[0] if reexec else not reexecs))
+
+        with fixture.Container(self.crun, cpus=self.cpuset, annotations={ANNOTATION: "first"}) as pod:
+            path = pod.write_process(self.probe_process(pod))
+            # The forms CRI-O, conmon and podman use, and argp's others.
+            for label, argv in (
+                    ("crio-streaming", [self.crun, "--root", pod.root, "exec", "--process", path, pod.id]),
+                    ("conmon", [self.crun, "--root=" + pod.root, "exec", "--pid-file",
+                                os.path.join(pod._tmp, "early.pid"), "--process", path, "--detach", pod.id]),
+                    ("short-options", [self.crun, "--root", pod.root, "exec", "-p", path, pod.id]),
+                    ("process-equals", [self.crun, "--root", pod.root, "exec", "--process=" + path, pod.id])):
+                name = prefix + "before-reexec/" + label
+                if not self.r.wanted(name):
+                    continue
+                r, trace = self.early_trace(pod, argv, env)
+                ok = r.returncode == 0 and before_reexec(trace)
+                if "--detach" not in argv:
+                    ok = ok and probe_lists(r) == [c0, c0]
+                self.r.ok(name, ok, "want one sched_setaffinity(0, [%s]) after the re-execution, before "
+                          "the state is read, exec'd process on %s\n%s\n%s" % (c0, c0, r, trace))
+            # crun's binary on a read-only filesystem: crun does not copy
+            # itself (cloned_binary.c), so its only image narrows itself.
+            name = prefix + "read-only-binary"
+            if self.r.wanted(name):
+                if not shutil.which("unshare"):
+                    self.r.skip(name, "unshare not installed (util-linux)")
+                else:
+                    ro = os.path.join(pod._tmp, "ro-bin")
+                    os.makedirs(ro)
+                    shutil.copy2(self.crun, os.path.join(ro, "crun"))
+                    wrap = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                            'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"', ro]
+                    r, trace = self.early_trace(pod, [os.path.join(ro, "crun"), "--root", pod.root, "exec",
+                                                      "--process", path, pod.id], env, wrap)
+                    self.r.ok(name, r.returncode == 0 and before_reexec(trace, reexec=False) and
+                              probe_lists(r) == [c0, c0], "want no execveat, one sched_setaffinity(0, [%s]) "
+                              "before the state is read\n%s\n%s" % (c0, r, trace))
+            # An abbreviation argp takes (--deb for --debug) is not the
+            # scanner's: no early pin, the decision still pins the exec.
+            name = prefix + "abbreviation-pins-later"
+            if self.r.wanted(name):
+                r, trace = self.early_trace(pod, [self.crun, "--deb", "--root", pod.root, "exec", "--process",
+                                                  path, pod.id], env)
+                self.r.ok(name, r.returncode == 0 and not early.search(trace) and
+                          probe_lists(r) == [c0, c0], "%s\n%s" % (r, trace))
+            # Without housekeeping CPUs there is nothing to go to early.
+            name = prefix + "no-housekeeping-no-early-pin"
+            if self.r.wanted(name):
+                r, trace = self.early_trace(pod, [self.crun, "--root", pod.root, "exec", "--process", path,
+                                                  pod.id], dict(os.environ, EXECAFF_CONFIG=self.node_file({})))
+                self.r.ok(name, r.returncode == 0 and not early.search(trace),
+                          "%s\n%s" % (r, trace))
+        # Not pinned: crun is never narrowed, the result is stock crun's.
+        for label, annotations, field in (("no-opt-in", None, None),
+                                          ("annotation-disable", {ANNOTATION: "disable"}, None),
+                                          ("empty-field", None, {"initial": "", "final": ""})):
+            name = prefix + "untouched/" + label
+            if not self.r.wanted(name):
+                continue
+            with fixture.Container(self.crun, cpus=self.cpuset, annotations=annotations) as c:
+                path = c.write_process(self.probe_process(c, field))
+                r, trace = self.early_trace(c, [self.crun, "--root", c.root, "exec", "--process", path, c.id],
+                                            env)
+                self.r.ok(name, r.returncode == 0 and "sched_setaffinity" not in trace and
+                          probe_lists(r) == [both, both], "want no sched_setaffinity, %s\n%s\n%s" % (
+                              both, r, trace))
+        # `final` alone: early on the housekeeping CPUs, given back before
+        # the fork, the grandchild on final.
+        name = prefix + "final-only-gives-back"
+        if self.r.wanted(name):
+            with fixture.Container(self.crun, cpus=self.cpuset) as c:
+                path = c.write_process(self.probe_process(c, {"final": c1}))
+                r, trace = self.early_trace(c, [self.crun, "--root", c.root, "exec", "--process", path, c.id],
+                                            env)
+                sets = re.findall(r"sched_setaffinity\((\d+), \d+, \[([\d ]+?)\]\)\s+= 0", trace)
+                got = [(pid == "0", cpus_text(int(x) for x in cpus.split())) for pid, cpus in sets]
+                self.r.ok(name, r.returncode == 0 and before_reexec(trace) and probe_lists(r) == [c1, c1] and
+                          got == [(True, c0), (False, both), (False, c1)],
+                          "want early [%s], crun given back [%s], grandchild on [%s]; got %s\n%s\n%s" % (
+                              c0, both, c1, got, r, trace))
 
     # -- execaff-shim: native over the fork, emulated over stock
     def shim_paths(self, prefix):
@@ -755,6 +875,7 @@ def main():
     t.config_field("config/")
     t.annotation("annotation/")
     t.node_config("node-config/")
+    t.early_pin("early/")
     t.shim_paths("shim/")
     t.cgroup_v2("cgroup-v2/")
     for d in t.node_dirs + [isolation]:
