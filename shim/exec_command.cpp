@@ -16,6 +16,7 @@
 #include "error.hpp"
 #include "exec_preflight.hpp"
 #include "final_trampoline_image.h"
+#include "native_cache.hpp"
 #include "native_support.hpp"
 #include "node_facts.hpp"
 #include "process_launch.hpp"
@@ -124,7 +125,8 @@ bool is_native(const ShimConfig& config) {
   switch (config.native) {
     case NativeMode::yes: return true;
     case NativeMode::no: return false;
-    case NativeMode::detect: return runtime_has_native_mark(config.runtime);
+    case NativeMode::detect:
+      return detect_native_support(config.runtime, DetectOptions{kNativeCachePath}).native();
   }
   return false;
 }
