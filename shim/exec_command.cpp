@@ -2,11 +2,9 @@
 #include "exec_command.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <optional>
 
 #include "apply.hpp"
@@ -14,57 +12,19 @@
 #include "decide.hpp"
 #include "early_cpuset_join.hpp"
 #include "error.hpp"
+#include "exec_native.hpp"
 #include "exec_preflight.hpp"
 #include "final_trampoline_image.h"
 #include "native_cache.hpp"
 #include "native_support.hpp"
 #include "node_facts.hpp"
+#include "passed_fds.hpp"
 #include "process_launch.hpp"
 #include "runtime_state.hpp"
 #include "spec_json.hpp"
 
 namespace execaff::shim {
 namespace {
-
-enum class Placement { exactly, at_least };
-
-// A sealed memfd holding `bytes`, at fd `at` (exactly, or the lowest free fd
-// from `at` on), without FD_CLOEXEC so that the runtime inherits it.
-// Sealed: nothing can change what the runtime will read.
-int memfd_with(const char* name, const void* bytes, std::size_t size, int at, Placement place) {
-  const int fd = ::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) {
-    const int code = errno;
-    throw Error(code, std::string("memfd_create(") + name + "): " + errno_text(code));
-  }
-  const auto* p = static_cast<const char*>(bytes);
-  std::size_t left = size;
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n <= 0) {
-      const int code = n < 0 ? errno : EIO;
-      ::close(fd);
-      throw Error(code, std::string("writing memfd ") + name + ": " + errno_text(code));
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  (void)::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
-  int placed = -1;
-  if (place == Placement::exactly) {
-    // dup3 without O_CLOEXEC gives a descriptor the runtime inherits.
-    placed = fd == at ? (::fcntl(fd, F_SETFD, 0) == 0 ? fd : -1) : ::dup3(fd, at, 0);
-  } else {
-    placed = ::fcntl(fd, F_DUPFD, at);  // F_DUPFD clears FD_CLOEXEC
-  }
-  const int code = errno;
-  if (placed != fd) ::close(fd);
-  if (placed < 0) {
-    throw Error(code, std::string("placing memfd ") + name + " at fd " + std::to_string(at) + ": " +
-                          errno_text(code));
-  }
-  return placed;
-}
 
 // The trampoline must sit at exactly 3 + K (K: the caller's --preserve-fds),
 // the one fd the runtime will pass on next.  An fd the caller left open
@@ -82,29 +42,6 @@ int place_trampoline(int target) {
                     target, Placement::exactly);
 }
 
-unsigned preserved_fd_count(const CommandLine& line) {
-  if (!line.preserve_fds) return 0;
-  const std::string& v = line.preserve_fds->value;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long n = std::strtoul(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || errno != 0 || n > 1024) {
-    throw Error(EINVAL, "--preserve-fds " + quoted(v) + " is not a count of file descriptors");
-  }
-  return static_cast<unsigned>(n);
-}
-
-// crun's exec adds $LISTEN_FDS to --preserve-fds (socket activation: the
-// caller's fds from 3 on are listening sockets); runc's exec ignores it.
-// The trampoline must come after those too, or it would take a socket's
-// place.  crun reads the variable with a bare strtoll: so does this.
-unsigned listen_fd_count(const ContainerState& state) {
-  const char* value = std::getenv("LISTEN_FDS");
-  if (!state.crun || value == nullptr) return 0;
-  const long long n = std::strtoll(value, nullptr, 10);
-  return n > 0 && n <= 1024 ? static_cast<unsigned>(n) : 0;
-}
-
 std::vector<std::string> with_preserve_fds(const CommandLine& line, std::vector<std::string> argv,
                                            unsigned count) {
   if (line.preserve_fds) {
@@ -117,18 +54,31 @@ std::vector<std::string> with_preserve_fds(const CommandLine& line, std::vector<
   return argv;
 }
 
-std::string fd_path(int fd) {
-  return "/proc/self/fd/" + std::to_string(fd);
-}
-
-bool is_native(const ShimConfig& config) {
+// The runtime as far as the native path cares (native_support.hpp).
+// Asked only for an exec that is pinned.
+NativeSupport native_support_of(const ShimConfig& config, const ContainerState& state,
+                                const RuntimeLog& log) {
   switch (config.native) {
-    case NativeMode::yes: return true;
-    case NativeMode::no: return false;
-    case NativeMode::detect:
-      return detect_native_support(config.runtime, DetectOptions{kNativeCachePath}).native();
+    case NativeMode::no: return {};
+    case NativeMode::yes: {
+      // Declared, not probed: the state directory's layout tells crun's
+      // exec from runc's (the forked crun is a crun too).
+      NativeSupport declared;
+      declared.flavour = state.crun ? NativeFlavour::crun : NativeFlavour::runc;
+      declared.evidence = "\"native\": true";
+      return declared;
+    }
+    case NativeMode::detect: break;
   }
-  return false;
+  std::string note;
+  NativeSupport found =
+      detect_native_support(config.runtime, DetectOptions{kNativeCachePath}, &note);
+  if (!note.empty()) log.debug_line(note);
+  log.debug_line("runtime " + quoted(config.runtime) + ": " +
+                 (found.native() ? std::string("native ") + to_string(found.flavour)
+                                 : std::string("not native")) +
+                 " (" + found.evidence + ")");
+  return found;
 }
 
 }  // namespace
@@ -167,17 +117,13 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
 
   std::vector<std::string> argv = untouched;
   const unsigned preserved = preserved_fd_count(line);
-  const bool native = is_native(config) && line.process.has_value();
+  const NativeSupport runtime = native_support_of(config, *state, log);
+  std::optional<std::vector<std::string>> native;
+  if (runtime.native()) {
+    native = plan_native_exec(NativeExec{line, *state, request, decision, runtime}, log);
+  }
   if (native) {
-    // The runtime applies the field: give it a process file that carries
-    // exactly the decision, passed as an inherited memfd so nothing is
-    // written to disk and nothing is left behind.
-    const std::string json = process_json_with_affinity(
-        *request.process_json, ExecCpuAffinity{decision.initial, decision.final},
-        request.process_source);
-    const int fd = memfd_with("execaff-process", json.data(), json.size(),
-                              3 + static_cast<int>(preserved), Placement::at_least);
-    argv[line.process->index] = replaced_token(line, *line.process, fd_path(fd));
+    argv = std::move(*native);
     log.debug_line("native: " + config.runtime + " applies the field itself");
   } else if (decision.final) {
     // Emulated: the trampoline sets final after the join, then execs the

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The shim's native-runtime detection (shim/native_support.*, native_cache.*):
-// the `--version` lines as runtimes print them, the cache's keying and
-// refusals, the probe's timeout.
+// The shim's native-runtime detection (shim/native_support.*, native_cache.*)
+// and the CLI form's conversion (shim/cli_process.*): the `--version` lines
+// as runtimes print them, the cache's keying and refusals, the probe's
+// timeout, and the option spellings the conversion takes or leaves.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -14,10 +15,15 @@
 #include <string>
 #include <vector>
 
+#include "cli_process.hpp"
+#include "command_line.hpp"
 #include "native_cache.hpp"
 #include "native_support.hpp"
 
 using execaff::shim::BinaryIdentity;
+using execaff::shim::CliDialect;
+using execaff::shim::CliRuntime;
+using execaff::shim::CrunEnv;
 using execaff::shim::detect_native_support;
 using execaff::shim::DetectOptions;
 using execaff::shim::native_support_from_version_line;
@@ -374,6 +380,112 @@ TEST(NativeCache, KeepsAtMostTheNewestEntries) {
   EXPECT_TRUE(cache.lookup(id));  // the newest
   id.ino = 1;
   EXPECT_FALSE(cache.lookup(id));  // the oldest, dropped
+}
+
+// ------------------------------------------------------------ the CLI form
+
+execaff::shim::CommandLine line_of(std::vector<std::string> args) {
+  std::vector<char*> raw;
+  for (auto& a : args) raw.push_back(a.data());
+  return execaff::shim::parse_command_line(static_cast<int>(raw.size()), raw.data());
+}
+
+TEST(CliProcess, ConvertsTheSpellingsBothParsersShare) {
+  const auto line = line_of({"shim", "--root", "/r",  "exec",      "--detach", "--pid-file",
+                             "/p",   "-e",     "A=1", "--env=B=2", "--cwd",    "/tmp",
+                             "-u",   "1000:5", "-t",  "--cap",     "CAP_KILL", "--no-new-privs",
+                             "ID",   "sh",     "-c",  "x"});
+  for (const CliDialect dialect : {CliDialect::runc, CliDialect::crun}) {
+    std::string why;
+    const auto e = execaff::shim::read_cli_exec(line, {dialect, CrunEnv::replaced}, &why);
+    if (dialect == CliDialect::runc) {
+      // runc refuses -e beside --env: handed on as it came, for runc to say so.
+      EXPECT_FALSE(e);
+      EXPECT_NE(why.find("both its forms"), std::string::npos) << why;
+      continue;
+    }
+    ASSERT_TRUE(e) << why;
+    EXPECT_EQ(e->kept, (std::vector<std::string>{"--detach", "--pid-file", "/p"}));
+    EXPECT_EQ(e->args, (std::vector<std::string>{"sh", "-c", "x"}));
+    EXPECT_EQ(e->env, (std::vector<std::string>{"A=1", "B=2"}));
+    EXPECT_EQ(e->cwd, "/tmp");
+    EXPECT_EQ(e->user, "1000:5");
+    EXPECT_TRUE(e->tty);
+    EXPECT_TRUE(e->no_new_privs);
+    EXPECT_EQ(execaff::shim::cli_as_process_argv(line, *e, "/proc/self/fd/9"),
+              (std::vector<std::string>{"shim", "--root", "/r", "exec", "--detach", "--pid-file",
+                                        "/p", "--process", "/proc/self/fd/9", "ID"}));
+  }
+}
+
+TEST(CliProcess, LeavesWhatItCannotReadAlike) {
+  const std::vector<std::vector<std::string>> lines = {
+      {"shim", "exec", "-eA=1", "ID", "sh"},                 // argp: A=1; Go: flag "eA"
+      {"shim", "exec", "-cwd", "/x", "ID", "sh"},            // Go: --cwd; argp: -c "wd"
+      {"shim", "exec", "--tty=false", "ID", "sh"},           // a flag with a value
+      {"shim", "exec", "--user", "1000:", "ID", "sh"},       // not UID[:GID]
+      {"shim", "exec", "--user", "-1", "ID", "sh"},          //
+      {"shim", "exec", "--user", "4294967296", "ID", "sh"},  // wraps in both
+      {"shim", "exec", "--det", "ID", "sh"},                 // argp's abbreviation
+      {"shim", "exec", "--", "ID", "sh"},
+      {"shim", "exec", "--frobnicate", "ID", "sh"},  // unknown
+      {"shim", "exec", "-g", "5", "ID", "sh"},       // runc gives one -g twice
+      {"shim", "exec", "ID"},                        // no program: the runtime's error
+  };
+  for (const auto& args : lines) {
+    std::string why;
+    EXPECT_FALSE(
+        execaff::shim::read_cli_exec(line_of(args), {CliDialect::runc, CrunEnv::unknown}, &why))
+        << args[2];
+    EXPECT_FALSE(why.empty());
+  }
+  // crun whose --env rule is not known: --env is left.
+  std::string why;
+  EXPECT_FALSE(execaff::shim::read_cli_exec(line_of({"shim", "exec", "-e", "A=1", "ID", "sh"}),
+                                            {CliDialect::crun, CrunEnv::unknown}, &why));
+}
+
+TEST(CliProcess, RuncStartsFromConfigJsonsProcess) {
+  const std::string config = R"({"process":{"args":["sleep"],"env":["PATH=/bin"],"cwd":"/",
+    "user":{"uid":0,"gid":0,"additionalGids":[7]},"rlimits":[{"type":"RLIMIT_NOFILE","hard":1024,"soft":1024}],
+    "capabilities":{"bounding":["CAP_CHOWN"],"effective":["CAP_CHOWN"],"inheritable":[]},
+    "execCPUAffinity":{"initial":"0","final":"0"},"oomScoreAdj":-5},"annotations":{}})";
+  const auto line =
+      line_of({"shim", "exec", "--env", "A=1", "-u", "1000", "--cap", "CAP_KILL", "ID", "true"});
+  const CliRuntime runc{CliDialect::runc, CrunEnv::unknown};
+  std::string why;
+  const auto e = execaff::shim::read_cli_exec(line, runc, &why);
+  ASSERT_TRUE(e) << why;
+  const auto json =
+      execaff::shim::cli_process_json(*e, runc, config, R"({"initial":"1","final":"1"})", &why);
+  ASSERT_TRUE(json) << why;
+  EXPECT_EQ(*json, R"({"cwd":"/","rlimits":[{"type":"RLIMIT_NOFILE","hard":1024,"soft":1024}],)"
+                   R"("oomScoreAdj":-5,"args":["true"],)"
+                   R"("capabilities":{"inheritable":[],"bounding":["CAP_CHOWN","CAP_KILL"],)"
+                   R"("effective":["CAP_CHOWN","CAP_KILL"],"permitted":["CAP_KILL"],)"
+                   R"("ambient":["CAP_KILL"]},"env":["PATH=/bin","A=1"],"terminal":false,)"
+                   R"("user":{"gid":0,"additionalGids":[7],"uid":1000},)"
+                   R"("execCPUAffinity":{"initial":"1","final":"1"}})");
+  // --cap over a config.json without capabilities would crash runc: left.
+  EXPECT_FALSE(
+      execaff::shim::cli_process_json(*e, runc, R"({"process":{"args":["x"]}})", "{}", &why));
+}
+
+TEST(CliProcess, CrunBuildsFromTheCommandLine) {
+  const std::string config = R"({"process":{"args":["sleep"],"env":["PATH=/bin","HOME=/root"]}})";
+  const auto line = line_of({"shim", "exec", "-e", "A=1", "-u", "1000", "ID", "true"});
+  for (const CrunEnv env : {CrunEnv::replaced, CrunEnv::merged}) {
+    const CliRuntime crun{CliDialect::crun, env};
+    std::string why;
+    const auto e = execaff::shim::read_cli_exec(line, crun, &why);
+    ASSERT_TRUE(e) << why;
+    const auto json = execaff::shim::cli_process_json(*e, crun, config, R"({"final":"1"})", &why);
+    ASSERT_TRUE(json) << why;
+    const std::string envs =
+        env == CrunEnv::replaced ? R"(["A=1"])" : R"(["PATH=/bin","HOME=/root","A=1"])";
+    EXPECT_EQ(*json, R"({"args":["true"],"cwd":"/","terminal":false,"env":)" + envs +
+                         R"(,"user":{"uid":1000,"gid":0},"execCPUAffinity":{"final":"1"}})");
+  }
 }
 
 }  // namespace
