@@ -404,13 +404,14 @@ class Container:
     before the command (e.g. ["--systemd-cgroup"]).  ``env``: environment
     for every runtime call (None: inherit), e.g. to tell a shim which real
     runtime to use.  ``start=False``: only build the bundle; call
-    ``create()``/``start()`` yourself.
+    ``create()``/``start()`` yourself.  ``edit_config``: a function given
+    the bundle's config dict to change before the container is created.
     """
 
     def __init__(self, runtime, cpus=None, mems=None, annotations=None,
                  args=("sleep", "3600"), root=None, container_id=None,
                  global_args=(), prepare=True, start=True,
-                 timeout=DEFAULT_TIMEOUT, env=None):
+                 timeout=DEFAULT_TIMEOUT, env=None, edit_config=None):
         self.runtime = find_runtime(runtime) or runtime
         self.env = env
         self.id = container_id or "execaff-%s" % uuid.uuid4().hex[:12]
@@ -428,6 +429,9 @@ class Container:
             self.bundle = Bundle(args=args, cpus=cpus, mems=mems,
                                  annotations=annotations, name=self.id,
                                  register=False)
+            if edit_config is not None:
+                edit_config(self.bundle.config)
+                self.bundle.write_config()
             if start:
                 self.create()
                 self.start()

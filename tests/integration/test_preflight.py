@@ -39,13 +39,11 @@ PROBE = ["sh", "-c", "echo ran > /ran; grep Cpus_allowed_list /proc/self/status"
 
 
 def container(path, seccomp):
-    c = fixture.Container(path, cpus="0-1", annotations={ANNOTATION: "first"}, start=False)
-    if seccomp is not None:
-        c.bundle.config["linux"]["seccomp"] = seccomp
-        c.bundle.write_config()
-    c.create()
-    c.start()
-    return c
+    def edit(config):
+        if seccomp is not None:
+            config["linux"]["seccomp"] = seccomp
+    return fixture.Container(path, cpus="0-1", annotations={ANNOTATION: "first"},
+                             edit_config=edit)
 
 
 def read_log(path):
