@@ -32,14 +32,17 @@ bool decided_by_field(const Decision& d) {
 }
 
 // The field the runtime applies for this exec when handed the argv as it
-// came: the process file's; for runc (libcontainer's ExecCPUAffinity
-// default, and its CLI form, which copies config.json's process) else
-// config.json's.  crun reads the process's only (its PR #1909 was closed).
+// came: the process file's; for a runc found by its version (libcontainer's
+// ExecCPUAffinity default, and its CLI form, which copies config.json's
+// process) else config.json's.  crun reads the process's only (its PR
+// #1909 was closed), and of a runtime declared "native": true nothing more
+// is assumed.
 std::optional<ExecCpuAffinity> field_the_runtime_reads(const NativeExec& x) {
+  const bool runc_default = x.runtime.flavour == NativeFlavour::runc && !x.runtime.version.empty();
   if (x.request.process_json) {
     const auto p = parse_process_document(*x.request.process_json, x.request.process_source);
-    if (p.affinity || x.runtime.flavour != NativeFlavour::runc) return p.affinity;
-  } else if (x.runtime.flavour != NativeFlavour::runc) {
+    if (p.affinity || !runc_default) return p.affinity;
+  } else if (!runc_default) {
     return std::nullopt;
   }
   if (!x.request.config_json) return std::nullopt;
@@ -95,8 +98,10 @@ std::optional<std::vector<std::string>> plan_native_exec(const NativeExec& x,
     return argv;
   }
 
-  if (is_fork) {
-    log.debug_line("not native: the CLI form over the forked crun stays emulated");
+  if (is_fork || x.runtime.version.empty()) {
+    // The conversion builds what a known runtime's CLI builds: not for
+    // the fork (crun 1.8.1's CLI, deciding itself) nor a declared one.
+    log.debug_line("not native: the CLI form over " + who + " stays emulated");
     return std::nullopt;
   }
   const CliRuntime cli_runtime = cli_runtime_of(x.runtime);

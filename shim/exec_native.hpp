@@ -10,7 +10,9 @@
 //   decision as its execCPUAffinity, every other byte as it was — a sealed
 //   memfd passed as `--process /proc/self/fd/N`, nothing written to disk.
 // * The CLI form: converted into the process file the runtime would have
-//   built (cli_process.hpp), carrying the decision.
+//   built (cli_process.hpp), carrying the decision — for runc and crun
+//   found by their version; over the fork or a runtime only declared
+//   "native": true it stays emulated.
 //
 // In every case the caller then applies the decision's `initial` to the
 // shim itself, so the runtime's own threads start there too.
