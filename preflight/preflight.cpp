@@ -16,8 +16,9 @@ namespace execaff::preflight {
 namespace {
 
 constexpr const char* kNativeFix =
-    "a runtime that applies execCPUAffinity itself, so that no trampoline runs: runc >= 1.3, "
-    "crun >= 1.19 or youki >= 0.5.4 with \"native\": true, or the forked crun (contrib/crun)";
+    "a runtime that applies execCPUAffinity itself, so that no trampoline runs: runc >= 1.3 or "
+    "crun >= 1.19 (found by \"native\": \"detect\"), youki >= 0.5.4 with \"native\": true, or "
+    "the forked crun (contrib/crun)";
 
 std::string under(const std::string& root, const std::string& path) {
   return root == "/" || root.empty() ? path : root + path;
