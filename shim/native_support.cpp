@@ -103,6 +103,26 @@ int pidfd_open(pid_t pid) {
   return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
 }
 
+class ChildSignalDefault {
+ public:
+  ChildSignalDefault() noexcept {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    changed_ = ::sigaction(SIGCHLD, nullptr, &old_) == 0 && old_.sa_handler == SIG_IGN &&
+               ::sigaction(SIGCHLD, &dfl, nullptr) == 0;
+  }
+  ~ChildSignalDefault() {
+    if (changed_) (void)::sigaction(SIGCHLD, &old_, nullptr);
+  }
+  ChildSignalDefault(const ChildSignalDefault&) = delete;
+  ChildSignalDefault& operator=(const ChildSignalDefault&) = delete;
+
+ private:
+  struct sigaction old_ {};
+  bool changed_ = false;
+};
+
 long remaining_ms(std::chrono::steady_clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
@@ -239,6 +259,10 @@ std::optional<std::string> runtime_version_line(const std::string& binary,
     const std::string flag = "--version";
     char* const argv[] = {const_cast<char*>(binary.c_str()), const_cast<char*>(flag.c_str()),
                           nullptr};
+    // A caller that ignores SIGCHLD would have the probe reaped by the
+    // kernel, and its exit status lost: default while it runs, the
+    // caller's disposition back before the runtime inherits it.
+    const ChildSignalDefault child_signal;
     pid_t pid = -1;
     const int spawned = ::posix_spawn(&pid, binary.c_str(), &actions, &attr, argv, environ);
     ::posix_spawn_file_actions_destroy(&actions);
@@ -307,9 +331,13 @@ NativeSupport detect_native_support(const std::string& binary, const DetectOptio
     *note += text;
   };
   try {
+    // An execute-only binary (a rootless shim) cannot be read for its
+    // note: it is still stat-ed for the cache and asked for its version.
     const FileDescriptor fd(::open(binary.c_str(), O_RDONLY | O_CLOEXEC));
     struct stat before {};
-    if (fd.get() < 0 || ::fstat(fd.get(), &before) != 0) return {};
+    if (fd.get() >= 0 ? ::fstat(fd.get(), &before) != 0 : ::stat(binary.c_str(), &before) != 0) {
+      return {};
+    }
     const BinaryIdentity identity = BinaryIdentity::of(before);
     const NativeCache cache(options.cache_path, options.cache_owner);
     if (!options.cache_path.empty()) {
@@ -319,7 +347,7 @@ NativeSupport detect_native_support(const std::string& binary, const DetectOptio
     }
 
     NativeSupport answer;
-    if (runtime_has_native_mark(fd.get())) {
+    if (fd.get() >= 0 && runtime_has_native_mark(fd.get())) {
       answer.flavour = NativeFlavour::fork;
       answer.evidence = "ELF note \"execaff\"";
     } else {

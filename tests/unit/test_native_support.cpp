@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -161,6 +162,23 @@ TEST(NativeProbe, NonZeroExitIsNoAnswer) {
   std::string why;
   EXPECT_FALSE(runtime_version_line(rt, milliseconds(5000), &why));
   EXPECT_NE(why.find("exited 3"), std::string::npos) << why;
+}
+
+// A caller that ignores SIGCHLD (the disposition survives execve) must not
+// cost the probe its exit status — nor find its disposition changed.
+TEST(NativeProbe, CallerIgnoringSigchld) {
+  const TempDir dir;
+  const std::string rt = write_script(dir.path() + "/crun", "echo 'crun version 1.21'");
+  struct sigaction ignore {};
+  struct sigaction old {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(::sigaction(SIGCHLD, &ignore, &old), 0);
+  std::string why;
+  const auto line = runtime_version_line(rt, milliseconds(5000), &why);
+  struct sigaction now {};
+  ::sigaction(SIGCHLD, &old, &now);
+  EXPECT_EQ(line, "crun version 1.21") << why;
+  EXPECT_EQ(now.sa_handler, SIG_IGN);
 }
 
 TEST(NativeProbe, MissingBinaryIsNoAnswer) {
