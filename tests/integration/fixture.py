@@ -36,6 +36,7 @@ import atexit
 import copy
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -556,6 +557,16 @@ class Container:
 
     def __repr__(self):
         return "Container(%s %s root=%s)" % (self.runtime, self.id, self.root)
+
+
+def kernel_keeps_requested_mask():
+    """Linux >= 6.2 remembers the mask asked for with sched_setaffinity
+    (user_cpus_ptr, commits 8f9ea86fdf99 and da019032819a) and applies
+    `cpuset & requested` when a cpuset cgroup attach sets the mask, falling
+    back to the cpuset only when that is empty; older kernels overwrite
+    the mask with the cpuset."""
+    m = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    return bool(m) and (int(m.group(1)), int(m.group(2))) >= (6, 2)
 
 
 def status_field(text, key):
