@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The whole test suite, as CI runs it (README's second command): installs
-# what it needs, then
+# what it needs (contrib/setup-debian.sh, contrib/install-peers.sh), then
 #   build/       g++: unit, C ABI, real-runtime integration, proof harness
 #                (the forked crun is built first, so that the proof runs its
 #                cells: EXECAFF_CRUN_FORK)
@@ -43,6 +43,11 @@ configure() {  # configure DIR [meson options...]; meson's output only on failur
   rm -f "$log"
 }
 
+# The released runtimes that apply execCPUAffinity themselves (runc 1.3.6,
+# crun 1.21, 1.28: tests/runtimes.txt), which the integration tests run
+# over; without them those tests would only skip, so a failure here fails
+# the run.
+step peers ./contrib/install-peers.sh
 step build configure build
 step build-compile ninja -C build
 
