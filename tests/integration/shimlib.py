@@ -85,15 +85,18 @@ def runtimes(argv=None):
     """[Selected] of the wanted runtimes that are installed.
 
     Wanted: argv[1:], else the runtimes of tests/runtimes.txt that ignore
-    the field (runc, crun).  A name is one of that list, else a binary's
-    path or a name looked up in PATH whose file name says its kind (runc or
-    crun; applies None: not known).  A wanted runtime that is missing is
+    the field (runc, crun).  A name is one of that list (or its binary),
+    else a binary's path or a name looked up in PATH whose file name says
+    its kind (runc or crun; applies None: not known).  A wanted runtime that is missing is
     reported with the reason; when none is left the test is skipped.
     """
     wanted = (argv if argv is not None else sys.argv)[1:] or runtime_list.names(applies="no")
     found, missing = [], []
     for name in wanted:
         listed = runtime_list.find(name)
+        if listed is None and os.sep in name:       # a listed runtime's binary
+            listed = next((rt for rt in runtime_list.load() if rt.path and
+                           os.path.realpath(rt.path) == os.path.realpath(name)), None)
         if listed is not None:
             rt = Selected(listed.name, listed.path, listed.kind, listed.applies)
             problem = listed.problem
