@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The whole test suite, as CI runs it (README's second command): installs
-# what it needs, then runs two lanes side by side, which share no state:
+# what it needs (contrib/setup-debian.sh, contrib/install-peers.sh), then
+# runs two lanes side by side, which share no state:
 #   runtimes    build/ (g++): unit, C ABI, real-runtime integration and
 #               clients (the forked crun is built first: EXECAFF_CRUN_FORK),
 #               then contrib/crun/ci.sh (the forked crun, crun's own tests,
@@ -51,6 +52,12 @@ configure() {  # configure DIR [meson options...]; meson's output only on failur
   fi
   rm -f "$log"
 }
+
+# The released runtimes that apply execCPUAffinity themselves (runc 1.3.6,
+# crun 1.21, 1.28: tests/runtimes.txt), which the integration tests run
+# over; without them those tests would only skip, so a failure here fails
+# the run.
+step peers ./contrib/install-peers.sh
 
 # The forked crun against build/'s libexecaff, before the tests: the proof
 # matrix's fork cells (crun-fork, shim-crun-fork) run it on the host and in
