@@ -179,6 +179,7 @@ Decision decide_from_field(const ExecCpuAffinity& field, DecisionSource source,
   const CpuSet inside = field.initial->intersected_with(input.container_cpuset);
   d.initial = inside.united_with(housekeeping);
   d.housekeeping = housekeeping;
+  d.repaired = true;
   d.reason += "; initial " + describe(*field.initial) + " is outside the CPUs the caller may use " +
               describe(allowed) + " (the kernel would refuse it), so the runtime runs on " +
               describe(*d.initial) + " (housekeeping " + describe(housekeeping) + ")";

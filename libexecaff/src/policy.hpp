@@ -58,6 +58,10 @@ struct Decision {
   // not applied (spec/decision-table.md, precedence 2).
   std::optional<ExecCpuAffinity> overridden_field;
   DecisionSource overridden_source = DecisionSource::none;
+  // The field was repaired (R21, R30, R31: an initial the kernel would
+  // refuse): a runtime that reads the field must be handed the decision,
+  // never the field as written.
+  bool repaired = false;
   // Context shown by `execaff explain`.
   std::optional<CpuSet> container_cpuset;
   std::optional<CpuSet> housekeeping;

@@ -37,20 +37,11 @@ SCRIPT = 'grep Cpus_allowed_list /proc/$$/status; grep Cpus_allowed_list /proc/s
 ABSENT = object()       # the process file carries no field
 
 
-def kernel_keeps_mask_on_join():
-    """Linux 6.2+ keeps cpuset ∩ mask when a task joins a cpuset."""
-    release = os.uname().release.split("-")[0].split(".")
-    try:
-        return (int(release[0]), int(release[1])) >= (6, 2)
-    except (IndexError, ValueError):
-        return False
-
-
 # name, config.json's field, form ("cli" or a process file's field),
 # expected CPUs by applies (a dict by kind where the kinds differ; None:
 # not checked here, with the reason).
 def cases():
-    initial_only = "0" if kernel_keeps_mask_on_join() else None
+    initial_only = "0" if fixture.kernel_keeps_requested_mask() else None
     return [
         ("no field", None, ABSENT, {"no": CPUSET, "field": CPUSET}),
         ("final 1", None, {"final": "1"}, {"no": CPUSET, "field": "1"}),

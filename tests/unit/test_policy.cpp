@@ -103,6 +103,13 @@ TEST_P(DecisionTable, Row) {
     EXPECT_TRUE(d.housekeeping->is_subset_of(in.caller_cpus));
     EXPECT_FALSE(d.housekeeping->intersects(in.isolated_cpus));
   }
+  // A field is repaired exactly when the decision does not hand it on as
+  // written; the shim then gives a runtime that reads it the decision.
+  const auto& field = d.source == DecisionSource::process  ? row.process_field
+                      : d.source == DecisionSource::config ? row.config_field
+                                                           : std::nullopt;
+  EXPECT_EQ(d.repaired, field && (field->initial != d.initial || field->final != d.final))
+      << d.reason;
   EXPECT_EQ(execaff::wants_pinning(in), d.pinned);
 }
 
