@@ -15,6 +15,7 @@ PACKAGES="
   hyperfine time gnuplot-nox
   libseccomp-dev libseccomp2 libcap-dev libcap2
   scdoc groff-base man-db
+  patchelf binutils
 "
 
 if [ "$(id -u)" != 0 ]; then

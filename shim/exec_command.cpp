@@ -213,6 +213,20 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
       }
     }
   }
+  if (!native && !decision.final && line.process && decision.repaired) {
+    // No trampoline (final is left to the join), but the field as written
+    // is one the kernel refuses: a runtime that applies the field itself
+    // (runc >= 1.3, crun >= 1.19) would fail the exec, crun 1.21 even
+    // corrupts its heap on CPUs that are not there.  Hand it the decision.
+    const std::string json = process_json_with_affinity(
+        *request.process_json, ExecCpuAffinity{decision.initial, decision.final},
+        request.process_source);
+    const int fd = memfd_with("execaff-process", json.data(), json.size(),
+                              3 + static_cast<int>(preserved), Placement::at_least);
+    argv[line.process->index] = replaced_token(line, *line.process, fd_path(fd));
+    log.debug_line("the repaired field replaces the process file's: initial " +
+                   decision.initial->format());
+  }
   if (decision.initial) {
     // Inherited across execve and fork by the runtime and every helper it
     // starts (sched_setaffinity(2)); the shim is single-threaded here.

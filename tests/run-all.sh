@@ -1,32 +1,42 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The whole test suite, as CI runs it (README's second command): installs
-# what it needs, then
-#   build/       g++: unit, C ABI, real-runtime integration, proof harness
-#                (the forked crun is built first, so that the proof runs its
-#                cells: EXECAFF_CRUN_FORK)
-#   build-asan/  g++ with ASan+UBSan: unit and C ABI
-#   build-fuzz/  clang with libFuzzer+ASan+UBSan: bounded fuzz runs, unit, C ABI
-#   contrib/crun/ci.sh: the forked crun, crun's own tests, exec affinity
-# and ends with one line: N passed, N failed, N skipped.
+# what it needs (contrib/setup-debian.sh, contrib/install-peers.sh), then
+# runs two lanes side by side, which share no state:
+#   runtimes    build/ (g++): unit, C ABI, real-runtime integration and
+#               clients (the forked crun is built first: EXECAFF_CRUN_FORK),
+#               then contrib/crun/ci.sh (the forked crun, crun's own tests,
+#               exec affinity)
+#   sanitizers  build-asan/ (g++, ASan+UBSan): unit and C ABI;
+#               build-fuzz/ (clang, libFuzzer+ASan+UBSan): bounded fuzz
+#               runs, unit, C ABI
+# and then, alone on a quiet machine, the proof harness (suite proof: it
+# counts where the scheduler ran each task, so no compiler may run beside
+# it).  Ends with each step's duration and one line: N passed, N failed,
+# N skipped.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
 
 ./contrib/setup-debian.sh || { echo "setup failed" >&2; exit 1; }
 
-failed_steps=()
+# Each step appends "STATUS SECONDS LANE NAME" to $steps_file: lanes are
+# subshells, so a file, not a variable, collects them.
+steps_file=$(mktemp)
+trap 'rm -f "$steps_file"' EXIT
+lane=main
 step() {
   local name=$1
   shift
   echo "=== $name: $*"
-  local start=$SECONDS
+  local start=$SECONDS status=ok
   if "$@"; then
     echo "=== $name: ok ($((SECONDS - start)) s)"
   else
+    status=FAILED
     echo "=== $name: FAILED ($((SECONDS - start)) s)"
-    failed_steps+=("$name")
   fi
+  echo "$status $((SECONDS - start)) $lane $name" >>"$steps_file"
 }
 
 configure() {  # configure DIR [meson options...]; meson's output only on failure
@@ -43,8 +53,11 @@ configure() {  # configure DIR [meson options...]; meson's output only on failur
   rm -f "$log"
 }
 
-step build configure build
-step build-compile ninja -C build
+# The released runtimes that apply execCPUAffinity themselves (runc 1.3.6,
+# crun 1.21, 1.28: tests/runtimes.txt), which the integration tests run
+# over; without them those tests would only skip, so a failure here fails
+# the run.
+step peers ./contrib/install-peers.sh
 
 # The forked crun against build/'s libexecaff, before the tests: the proof
 # matrix's fork cells (crun-fork, shim-crun-fork) run it on the host and in
@@ -61,38 +74,66 @@ build_crun_fork() {
     echo "(whole log: $log)"
     return 1
   fi
-  crun_fork_env=("EXECAFF_CRUN_FORK=$crun_work/patched/crun")
 }
-[ -x contrib/crun/build-crun.sh ] && step crun-fork-build build_crun_fork
-step tests env "${crun_fork_env[@]}" meson test -C build --print-errorlogs --num-processes 2
+crun_log=$(mktemp)
+trap 'rm -f "$steps_file" "$crun_log"' EXIT
 
-step asan configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbenchmarks=disabled
-step asan-compile ninja -C build-asan
-step asan-tests meson test -C build-asan --print-errorlogs --suite unit --suite capi
+lane_runtimes() {
+  lane=runtimes
+  step build configure build
+  step build-compile ninja -C build
+  [ -x contrib/crun/build-crun.sh ] && step crun-fork-build build_crun_fork
+  [ -x "$crun_work/patched/crun" ] && crun_fork_env=("EXECAFF_CRUN_FORK=$crun_work/patched/crun")
+  step tests env "${crun_fork_env[@]}" meson test -C build --print-errorlogs --num-processes 2 \
+    --no-suite proof
+  if [ -x contrib/crun/ci.sh ]; then
+    step crun-fork bash -c "contrib/crun/ci.sh '$SRC/build' 2>&1 | tee '$crun_log'; exit \${PIPESTATUS[0]}"
+  fi
+}
 
 configure_fuzz() {
   CC=clang CXX=clang++ configure build-fuzz -Dfuzzers=enabled \
     -Db_sanitize=address,undefined -Db_lundef=false -Dbenchmarks=disabled
 }
-step fuzz configure_fuzz
-step fuzz-compile ninja -C build-fuzz
-step fuzz-tests meson test -C build-fuzz --print-errorlogs --suite fuzz --suite unit --suite capi
+lane_sanitizers() {
+  lane=sanitizers
+  step asan configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbenchmarks=disabled
+  step asan-compile ninja -C build-asan -j1
+  step asan-tests meson test -C build-asan --print-errorlogs --suite unit --suite capi
+  step fuzz configure_fuzz
+  step fuzz-compile ninja -C build-fuzz -j1
+  step fuzz-tests meson test -C build-fuzz --print-errorlogs --suite fuzz --suite unit --suite capi
+}
 
-crun_summary=""
-if [ -x contrib/crun/ci.sh ]; then
-  crun_log=$(mktemp)
-  step crun-fork bash -c "contrib/crun/ci.sh '$SRC/build' 2>&1 | tee '$crun_log'; exit \${PIPESTATUS[0]}"
-  crun_summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$crun_log" | tail -1)
-  rm -f "$crun_log"
-fi
+# Each lane's lines carry its name, as they come.
+lane_runtimes > >(sed -u 's/^/[runtimes] /') 2>&1 &
+runtimes_pid=$!
+lane_sanitizers > >(sed -u 's/^/[sanitizers] /') 2>&1 &
+sanitizers_pid=$!
+wait "$runtimes_pid" "$sanitizers_pid"
+sleep 1  # let the prefixing seds drain
+
+# The proof alone, after both lanes: a compiler beside it would put tasks
+# on the CPUs it watches.
+[ -x "$crun_work/patched/crun" ] && crun_fork_env=("EXECAFF_CRUN_FORK=$crun_work/patched/crun")
+step proof env "${crun_fork_env[@]}" meson test -C build --print-errorlogs --suite proof \
+  --logbase proof-testlog
+
+crun_summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$crun_log" | tail -1)
+
+echo
+echo "step durations (s):"
+awk '{ printf "  %-16s %-11s %6d  %s\n", $4, $3, $2, $1 }' "$steps_file"
+echo "  wall clock: $SECONDS s"
 
 # One closing line over every meson run (and the crun fork's own count).
 python3 - "$crun_summary" build build-asan build-fuzz <<'PY'
 import json, os, re, sys
 crun, dirs = sys.argv[1], sys.argv[2:]
 passed = failed = skipped = 0
-for d in dirs:
-    log = os.path.join(d, "meson-logs", "testlog.json")
+logs = [os.path.join(d, "meson-logs", "testlog.json") for d in dirs]
+logs.append(os.path.join(dirs[0], "meson-logs", "proof-testlog.json"))
+for log in logs:
     if not os.path.exists(log):
         continue
     for line in open(log):
@@ -106,7 +147,8 @@ if m:
 print(f"{passed} passed, {failed} failed, {skipped} skipped")
 PY
 
-if [ ${#failed_steps[@]} -ne 0 ]; then
-  echo "failed steps: ${failed_steps[*]}" >&2
+failed=$(awk '$1 == "FAILED" { print $4 }' "$steps_file" | tr '\n' ' ')
+if [ -n "$failed" ]; then
+  echo "failed steps: $failed" >&2
   exit 1
 fi

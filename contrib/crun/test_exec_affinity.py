@@ -120,16 +120,6 @@ def probe_lists(result):
     return re.findall(r"Cpus_allowed_list:\s*(\S+)", result.stdout or "")
 
 
-def kernel_keeps_requested_mask():
-    """Linux >= 6.2 remembers the mask asked for with sched_setaffinity
-    (user_cpus_ptr, commits 8f9ea86fdf99 and da019032819a) and applies
-    `cpuset & requested` when a cpuset cgroup attach sets the mask, falling
-    back to the cpuset only when that is empty; older kernels overwrite
-    the mask with the cpuset."""
-    m = re.match(r"(\d+)\.(\d+)", os.uname().release)
-    return bool(m) and (int(m.group(1)), int(m.group(2))) >= (6, 2)
-
-
 def last_line(text):
     lines = [l for l in (text or "").splitlines() if l.strip()]
     return lines[-1] if lines else ""
@@ -258,18 +248,16 @@ class Cases:
             self.case(prefix + "none", self.none, c)
             self.case(prefix + "empty-lists", lambda n: self.expect(
                 n, c.exec_process(self.probe_process(c, {"initial": "", "final": ""})), self.both))
-            # initial only.  The kernel alone would give different answers:
+            # initial only: final is left to the kernel's cgroup join, as
+            # runc >= 1.3 and crun >= 1.19 leave it (decision table R22):
             # before 6.2 the cpuset attach overwrites the mask with the
             # cpuset (0-1); since 6.2 (user_cpus_ptr, commits 8f9ea86fdf99
-            # and da019032819a) it keeps cpuset & initial (1).  config.md
-            # says an omitted final means "the container's default CPU
-            # affinity, as defined by cpu.cpus", so libexecaff decides
-            # final = the cpuset (decision table R21/R22, as runc >= 1.2's
-            # tryResetCPUAffinity) and the answer is 0-1 on every kernel.
+            # and da019032819a) it keeps cpuset & initial (1).
             self.case(prefix + "initial-only", lambda n: self.expect(
-                n, c.exec_process(self.probe_process(c, {"initial": str(self.c1)})), self.both,
+                n, c.exec_process(self.probe_process(c, {"initial": str(self.c1)})),
+                str(self.c1) if fixture.kernel_keeps_requested_mask() else self.both,
                 "kernel %s (%s)" % (os.uname().release, "keeps cpuset & initial on a join"
-                                    if kernel_keeps_requested_mask() else "resets on a join")))
+                                    if fixture.kernel_keeps_requested_mask() else "resets on a join")))
             self.case(prefix + "final-only", lambda n: self.expect(
                 n, c.exec_process(self.probe_process(c, {"final": str(self.c1)})), str(self.c1)))
             self.case(prefix + "initial-and-final", lambda n: self.expect(
@@ -725,7 +713,8 @@ class Cases:
 def check_order(trace, initial, final):
     """(ok, why) for an `strace -f -y` of one exec: initial on crun itself,
     then on the grandchild G, then G's cgroup.procs writes (if crun moves it), then final, then
-    the parent's release write "\\0\\0\\0\\0" on a socket, then G's execve."""
+    the parent's release write "\\0\\0\\0\\0" on a socket, then G's execve.  final None: the
+    decision leaves final to the kernel's join, so G gets initial only."""
     lines = trace.splitlines()
     sets = [(i, m.group(1), m.group(2)) for i, l in enumerate(lines)
             for m in [re.search(r"sched_setaffinity\((\d+), \d+, \[([\d ]+)\]\)\s+= 0", l)] if m]
@@ -736,20 +725,23 @@ def check_order(trace, initial, final):
     if not sets or sets[0][1] != first_pid or as_list(sets[0][2]) != initial:
         return False, "want crun (pid %s) on initial %s first, got %s" % (first_pid, initial, sets)
     sets = sets[1:]
-    if len(sets) != 2 or sets[0][1] != sets[1][1]:
-        return False, "want two sched_setaffinity calls on one pid, got %s" % sets
+    if len(sets) != (1 if final is None else 2) or sets[0][1] != sets[-1][1]:
+        return False, "want %s on one pid, got %s" % (
+            "initial only" if final is None else "initial then final", sets)
     g = sets[0][1]
-    if (as_list(sets[0][2]), as_list(sets[1][2])) != (initial, final):
+    if [as_list(x[2]) for x in sets] != [initial] + ([] if final is None else [final]):
         return False, "want initial %s then final %s, got %s" % (initial, final, sets)
+    initial_at, final_at = sets[0][0], sets[-1][0] if final is not None else None
     moves = [i for i, l in enumerate(lines) if re.search(r'cgroup\.procs>, "%s"' % g, l)]
     release = [i for i, l in enumerate(lines) if re.search(r'write\(\d+<socket:\[\d+\]>, "\\0\\0\\0\\0", 4\)', l)]
     execve = [i for i, l in enumerate(lines) if l.startswith(g + " ") and "execve(" in l]
     if not release or not execve:
         return False, "no release write or no execve of %s" % g
-    if moves and not (sets[0][0] < min(moves) and max(moves) < sets[1][0]):
-        return False, "initial/moves/final out of order: %s %s %s" % (sets[0][0], moves, sets[1][0])
-    if not (sets[1][0] < release[0] < execve[0]):
-        return False, "final/release/execve out of order: %s %s %s" % (sets[1][0], release, execve)
+    if moves and not (initial_at < min(moves) and (final_at is None or max(moves) < final_at)):
+        return False, "initial/moves/final out of order: %s %s %s" % (initial_at, moves, final_at)
+    last = final_at if final_at is not None else max([initial_at] + moves)
+    if not (last < release[0] < execve[0]):
+        return False, "final/release/execve out of order: %s %s %s" % (last, release, execve)
     return True, "%d cgroup.procs writes between initial and final" % len(moves)
 
 
@@ -796,10 +788,11 @@ def v2_inner(crun):
         c.start()
         ctr_cgroup = None
         everything = cpus_text(allowed)
-        # initial only: final is the container's cpuset (config.md), which
-        # libexecaff reads from the v1 cpuset hierarchy: every CPU here.
+        # initial only: final is left to the kernel's join (decision table
+        # R22), which keeps cpuset & initial since 6.2.
         for field, want_into, want_cpus in ((None, True, everything),
-                                            ({"initial": c1}, False, everything),
+                                            ({"initial": c1}, False,
+                                             c1 if fixture.kernel_keeps_requested_mask() else everything),
                                             ({"final": c1}, True, c1)):
             p = c.process_json(["sh", "-c", "grep Cpus_allowed_list /proc/self/status; "
                                 "grep '^0::' /proc/self/cgroup"])
@@ -822,7 +815,7 @@ def v2_inner(crun):
                     ctr_cgroup = re.search(r"^0::(\S+)", f.read(), re.M).group(1)
             order_ok, why = (True, "")
             if field and "initial" in field:
-                order_ok, why = check_order(t, c1, everything)
+                order_ok, why = check_order(t, c1, None)
             ok = (r.returncode == 0 and bool(clone3) and into == want_into and order_ok
                   and setaff == (field is not None)
                   and cgroup is not None and cgroup.group(1) == ctr_cgroup

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "decide.hpp"
 
+#include <unistd.h>
 #include <yajl/yajl_gen.h>
 
 #include <cerrno>
@@ -80,7 +81,17 @@ Decision decide(const NodeFacts& node, const DecideRequest& request) {
   if (!wants_pinning(input)) return decide_policy(input);
 
   resolve_container_cpuset(node, request, config_cpuset, input);
-  input.caller_cpus = request.caller_cpus ? *request.caller_cpus : thread_affinity(0);
+  if (request.caller_cpus) {
+    input.caller_cpus = *request.caller_cpus;
+  } else {
+    input.caller_cpus = thread_affinity(0);
+    // The caller's own cpuset, read only when a field's initial misses its
+    // affinity; no cpuset controller: every online CPU.
+    input.caller_cpuset_source = [&node]() {
+      if (auto own = node.cgroup_cpuset_of_pid(::getpid())) return own->cpus;
+      return node.online_cpus();
+    };
+  }
   input.housekeeping_configured = request.housekeeping;
   input.isolated_cpus_source = [&node]() { return node.isolated_cpus().cpus; };
   input.thread_siblings = [&node](unsigned cpu) { return node.thread_siblings(cpu); };

@@ -140,15 +140,6 @@ Decision decide_from_field(const ExecCpuAffinity& field, DecisionSource source,
   d.initial = field.initial;
   d.final = field.final;
   d.reason = origin + " as given";
-  // config.md (runtime-spec 29686dbc): "If [final is] omitted or empty, the
-  // container's default CPU affinity, as defined by cpu.cpus, is used."  On
-  // 6.2+ kernels the join would keep cpuset ∩ initial instead, so the reset
-  // must be explicit (runc >= 1.2 does the same: tryResetCPUAffinity).
-  if (field.initial && !field.final) {
-    d.final = input.container_cpuset;
-    d.reason += "; final omitted: the container's cpuset " + describe(input.container_cpuset) +
-                " (config.md: the container's default CPU affinity is used)";
-  }
 
   if (field.final && !field.final->is_subset_of(input.container_cpuset)) {
     throw Error(EINVAL, origin + ": final affinity " + describe(*field.final) +
@@ -156,24 +147,46 @@ Decision decide_from_field(const ExecCpuAffinity& field, DecisionSource source,
                             describe(input.container_cpuset) + " (" + input.container_cpuset_from +
                             ")");
   }
-  // An initial set wholly outside the caller's CPUs makes sched_setaffinity
-  // fail with EINVAL (runc#5036, crun#1915: exclusive cpusets, cgroup v2
-  // partitions).  Adding the housekeeping CPUs keeps the runtime's helpers
-  // off the pod's CPUs and still lands the process on initial at the join
-  // on 6.2+ kernels, which is what the caller meant by it.
-  if (field.initial && !field.initial->intersects(input.caller_cpus)) {
-    const CpuSet housekeeping = housekeeping_cpus(input);
-    if (housekeeping.empty()) {
-      throw Error(EINVAL, origin + ": initial affinity " + describe(*field.initial) +
-                              " is outside the CPUs the caller may use " +
-                              describe(input.caller_cpus) +
-                              " and no housekeeping CPU is available to widen it");
-    }
-    d.initial = field.initial->united_with(housekeeping);
-    d.housekeeping = housekeeping;
-    d.reason += "; initial " + describe(*field.initial) + " is outside the caller's CPUs " +
-                describe(input.caller_cpus) + ", widened with housekeeping " +
-                describe(housekeeping) + " so the kernel does not refuse it";
+  // An omitted final is left to the kernel's cgroup join, as runc >= 1.3
+  // does (setFinalCPUAffinity resets the mask only when neither member is
+  // set; measured with runc 1.3.6 and crun 1.21, spec/upstream.md): since
+  // 6.2 the join keeps initial ∩ cpuset, before 6.2 it resets to the
+  // cpuset.  Fidelity: the same field places the process where they do.
+  if (field.initial && !field.final) {
+    d.reason += "; final omitted: left to the kernel's cgroup join, as runc >= 1.3 does";
+  }
+  if (!field.initial) return d;
+
+  // sched_setaffinity fails with EINVAL only when the mask misses every CPU
+  // the caller's cpuset allows (runc#5036, crun#1915: exclusive cpusets,
+  // cgroup v2 partitions); a mask outside the caller's current affinity but
+  // inside its cpuset is accepted, and the peers run there, so do we.
+  if (field.initial->intersects(input.caller_cpus)) return d;
+  const CpuSet allowed = input.caller_cpuset_source ? input.caller_cpuset_source() : input.caller_cpus;
+  if (field.initial->intersects(allowed)) return d;
+
+  // Where the peers fail, execaff goes further: the housekeeping CPUs keep
+  // the runtime's helpers off the pod's CPUs and the join still lands the
+  // process on initial ∩ cpuset.  Only the part of initial inside the
+  // container's cpuset is kept: CPUs that are not there are never handed to
+  // a runtime (crun 1.21 corrupts its heap on an initial of "999", R30).
+  const CpuSet housekeeping = housekeeping_cpus(input);
+  if (housekeeping.empty()) {
+    throw Error(EINVAL, origin + ": initial affinity " + describe(*field.initial) +
+                            " is outside the CPUs the caller may use " + describe(allowed) +
+                            " and no housekeeping CPU is available to widen it");
+  }
+  const CpuSet inside = field.initial->intersected_with(input.container_cpuset);
+  d.initial = inside.united_with(housekeeping);
+  d.housekeeping = housekeeping;
+  d.repaired = true;
+  d.reason += "; initial " + describe(*field.initial) + " is outside the CPUs the caller may use " +
+              describe(allowed) + " (the kernel would refuse it), so the runtime runs on " +
+              describe(*d.initial) + " (housekeeping " + describe(housekeeping) + ")";
+  if (!field.final && !inside.empty()) {
+    d.final = inside;
+    d.reason += " and the process ends on initial's " + describe(inside) +
+                " of the container's cpuset, where the join alone would not put it";
   }
   return d;
 }
@@ -213,8 +226,7 @@ Decision decide_policy(const PolicyInput& input) {
     if (overridden) {
       d.overridden_field = overridden;
       d.overridden_source = input.process_field ? DecisionSource::process : DecisionSource::config;
-      const bool same = overridden->initial == d.initial &&
-                        (overridden->final ? overridden->final : input.container_cpuset) == d.final;
+      const bool same = overridden->initial == d.initial && overridden->final == d.final;
       d.reason += std::string("; it overrides ") +
                   (input.process_field ? "the process file's" : "config.json's") +
                   " execCPUAffinity (initial " + describe_optional(overridden->initial) +

@@ -33,6 +33,10 @@ struct PolicyInput {
   CpuSet container_cpuset;            // the live cpuset (never empty)
   std::string container_cpuset_from;  // where it was read, for the reason
   CpuSet caller_cpus;                 // the caller's affinity (never empty)
+  // The CPUs the caller's cpuset lets it ask for (sched_setaffinity fails
+  // only when a mask misses all of them), asked only when a field's initial
+  // misses caller_cpus.  Unset: caller_cpus.
+  std::function<CpuSet()> caller_cpuset_source;
   std::optional<CpuSet> housekeeping_configured;
   CpuSet isolated_cpus;
   // When set, the isolated CPUs come from here instead, asked only when the
@@ -54,6 +58,10 @@ struct Decision {
   // not applied (spec/decision-table.md, precedence 2).
   std::optional<ExecCpuAffinity> overridden_field;
   DecisionSource overridden_source = DecisionSource::none;
+  // The field was repaired (R21, R30, R31: an initial the kernel would
+  // refuse): a runtime that reads the field must be handed the decision,
+  // never the field as written.
+  bool repaired = false;
   // Context shown by `execaff explain`.
   std::optional<CpuSet> container_cpuset;
   std::optional<CpuSet> housekeeping;

@@ -36,6 +36,7 @@ import atexit
 import copy
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -45,6 +46,8 @@ import time
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))       # tests/: runtimes.py
+import runtimes as runtime_list  # noqa: E402
 PREPARE_SCRIPT = os.path.join(HERE, "prepare-host.sh")
 BUSYBOX_CANDIDATES = ("/bin/busybox", "/usr/bin/busybox")
 SKIP_CODE = 77
@@ -73,7 +76,14 @@ def require_root():
 
 
 def find_runtime(name_or_path):
-    """Absolute path of a runtime binary, or None."""
+    """Absolute path of a runtime (or tool) binary, or None.
+
+    A name of tests/runtimes.txt gives its binary (runc-1.3.6: the one
+    contrib/install-peers.sh installed); any other name is looked up in
+    PATH, and a path is taken as it is."""
+    listed = runtime_list.find(name_or_path)
+    if listed is not None:
+        return listed.path
     if os.sep in name_or_path:
         return name_or_path if os.access(name_or_path, os.X_OK) else None
     return shutil.which(name_or_path, path=os.environ.get("PATH", "") +
@@ -84,7 +94,8 @@ def require_runtime(name_or_path):
     """Path of the runtime; skips the test (77) when it is not installed."""
     path = find_runtime(name_or_path)
     if path is None:
-        skip("runtime %r not found" % name_or_path)
+        listed = runtime_list.find(name_or_path)
+        skip(listed.problem if listed else "runtime %r not found" % name_or_path)
     return path
 
 
@@ -560,6 +571,16 @@ class Container:
 
     def __repr__(self):
         return "Container(%s %s root=%s)" % (self.runtime, self.id, self.root)
+
+
+def kernel_keeps_requested_mask():
+    """Linux >= 6.2 remembers the mask asked for with sched_setaffinity
+    (user_cpus_ptr, commits 8f9ea86fdf99 and da019032819a) and applies
+    `cpuset & requested` when a cpuset cgroup attach sets the mask, falling
+    back to the cpuset only when that is empty; older kernels overwrite
+    the mask with the cpuset."""
+    m = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    return bool(m) and (int(m.group(1)), int(m.group(2))) >= (6, 2)
 
 
 def status_field(text, key):

@@ -4,8 +4,9 @@
 * ``shim_path()`` / ``cli_path()``: the binaries under test, from
   ``EXECAFF_SHIM`` / ``EXECAFF_CLI`` (set by meson) or the default build dir;
   the test is skipped (77) when they are not built.
-* ``runtimes()``: the runtimes named on the command line (default: runc and
-  crun) that are installed; skips when none is.
+* ``runtimes()``: the runtimes named on the command line (default: those
+  of tests/runtimes.txt that ignore the field, runc and crun) that are
+  installed; skips when none is.  ``kind_of(name)``: runc or crun.
 * ``Checks``: one printed line per sub-case, failures collected, exit code.
 * ``shim_env()``: the environment for one shim call, isolated from a host
   ``/etc/execaff/shim.json``.
@@ -30,6 +31,7 @@ sys.dont_write_bytecode = True      # keep the source tree clean
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import fixture  # noqa: E402
+import runtimes as runtime_list  # noqa: E402  (tests/, put on sys.path by fixture)
 
 # meson sets MALLOC_PERTURB_ for every test to shake out our own heap bugs;
 # inherited by the runtimes it makes crun 1.8.1 die of SIGSEGV after an
@@ -62,22 +64,59 @@ def cli_path():
     return _binary("EXECAFF_CLI", "cli/execaff")
 
 
-def runtimes(argv=None):
-    """[(name, path)] of the wanted runtimes that are installed.
+class Selected(tuple):
+    """(name, path) of one runtime under test, plus .kind and .applies."""
 
-    Wanted: argv[1:] or runc and crun.  A wanted runtime that is missing is
-    reported; when none is left the test is skipped.
+    def __new__(cls, name, path, kind, applies):
+        self = tuple.__new__(cls, (name, path))
+        self.kind, self.applies = kind, applies
+        return self
+
+
+_kinds = {}
+
+
+def kind_of(name):
+    """runc or crun: the kind of a runtime runtimes() selected."""
+    return _kinds[name]
+
+
+def runtimes(argv=None):
+    """[Selected] of the wanted runtimes that are installed.
+
+    Wanted: argv[1:], else the runtimes of tests/runtimes.txt that ignore
+    the field (runc, crun).  A name is one of that list (or its binary),
+    else a binary's path or a name looked up in PATH whose file name says
+    its kind (runc or crun; applies None: not known).  A wanted runtime that is missing is
+    reported with the reason; when none is left the test is skipped.
     """
-    wanted = (argv if argv is not None else sys.argv)[1:] or ["runc", "crun"]
-    found = []
+    wanted = (argv if argv is not None else sys.argv)[1:] or runtime_list.names(applies="no")
+    found, missing = [], []
     for name in wanted:
-        path = fixture.find_runtime(name)
-        if path is None:
-            print("SKIP %s: runtime not installed" % name, flush=True)
+        listed = runtime_list.find(name)
+        if listed is None and os.sep in name:       # a listed runtime's binary
+            listed = next((rt for rt in runtime_list.load() if rt.path and
+                           os.path.realpath(rt.path) == os.path.realpath(name)), None)
+        if listed is not None:
+            rt = Selected(listed.name, listed.path, listed.kind, listed.applies)
+            problem = listed.problem
         else:
-            found.append((os.path.basename(path), os.path.realpath(path)))
+            path = fixture.find_runtime(name)
+            kind = os.path.basename(path or name)
+            rt = Selected(kind, os.path.realpath(path), kind, None) if path else None
+            problem = "runtime %s: not in %s and not installed" % (name, runtime_list.LIST)
+            if path and kind not in runtime_list.KINDS:
+                print("FAIL %s: not in %s, and its file name is neither %s" % (
+                    name, runtime_list.LIST, " nor ".join(runtime_list.KINDS)), flush=True)
+                sys.exit(1)
+        if rt is None or rt[1] is None:
+            print("SKIP %s" % problem, flush=True)
+            missing.append(problem)
+        else:
+            _kinds[rt[0]] = rt.kind
+            found.append(rt)
     if not found:
-        fixture.skip("none of %s installed" % ", ".join(wanted))
+        fixture.skip("; ".join(missing))
     return found
 
 

@@ -52,7 +52,7 @@ def main():
     fixture.require_root()
     if os.cpu_count() < 2:
         fixture.skip("needs at least 2 CPUs")
-    wanted = sys.argv[1:] or ["runc", "crun"]
+    wanted = sys.argv[1:] or fixture.runtime_list.names(applies="no")
     runtimes = [p for p in map(fixture.find_runtime, wanted) if p]
     if not runtimes:
         fixture.skip("none of %s installed" % ", ".join(wanted))

@@ -303,7 +303,9 @@ def handover(chk, rt_name, rt, shim, workdir):
               "--cwd", "/tmp", plain.id, "/bin/sh", "-c", "exit 4"], 4),
             ("--detach --pid-file", ["exec", "--detach", "--pid-file", pid_file,
                                      plain.id, "true"], 0),
-            # both runtimes take "--" after the id as the program
+            # both runtimes take "--" after the id as the program; crun 1.28
+            # then exits 1, not 255, as for every program it cannot start
+            # (meson leaves that runtime out of this test for now)
             ("-- after the id", ["exec", plain.id, "--", "sh", "-c", "exit 4"], 255),
             ("missing id", ["exec", "no-such-id", "true"], None),
             ("no id at all", ["exec"], None),
@@ -340,7 +342,7 @@ def handover(chk, rt_name, rt, shim, workdir):
         # Pinned: the same argv plus exactly the documented insertions.  The
         # trampoline's fd token says "r" when the runtime is runc: it then
         # looks $PATH up as runc does (Go's lexical Join).
-        rules = "" if rt_name == "crun" else "r"
+        rules = "" if shimlib.kind_of(rt_name) == "crun" else "r"
         label = "%s hand-over pinned cli" % rt_name
         argv = [shim, "--root", pinned.root, "exec", pinned.id, "sh", "-c", "exit 4"]
         r = fixture.run(wrap + argv, env=env)
@@ -391,7 +393,11 @@ def handover(chk, rt_name, rt, shim, workdir):
 def trampoline_failures(chk, rt_name, rt, shim):
     """When the program exists but its final execve fails (ENOEXEC, a
     missing interpreter), the bare runtime exits 1; pinned, the trampoline
-    makes that execve and exits 1 too, with its own message."""
+    makes that execve and exits 1 too, with its own message.
+
+    Not so over runc 1.3.6 (tests/runtimes.txt): it exits 255 there, the
+    trampoline still 1, so the pinned exec's exit code is not the bare
+    runtime's (open; meson leaves that runtime out of this test)."""
     env = shimlib.shim_env(runtime=rt)
     with fixture.Container(rt, cpus=CPUSET, annotations={ANNOTATION: "first"}) as c:
         r = c.exec(["sh", "-c", "echo garbage > /g; chmod 755 /g; "

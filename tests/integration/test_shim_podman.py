@@ -107,7 +107,8 @@ class Podman:
 def check_runtime(chk, pm, cfg, rt_name, rt, shim, workdir):
     link_dir = os.path.join(workdir, "shim-" + rt_name)
     os.mkdir(link_dir)
-    link = os.path.join(link_dir, rt_name)     # basename runc / crun
+    kind = shimlib.kind_of(rt_name)
+    link = os.path.join(link_dir, kind)     # basename runc / crun
     os.symlink(shim, link)
     cfg.write({"runtime": rt})
     p = "%s podman" % rt_name
@@ -115,7 +116,7 @@ def check_runtime(chk, pm, cfg, rt_name, rt, shim, workdir):
     pinned, pinned_id = pm.start(link, {ANNOTATION: "first"})
     plain, _ = pm.start(link)
     chk.check(p + " containers started through the shim", True)
-    state = os.path.join("/run", rt_name, pinned_id)
+    state = os.path.join("/run", kind, pinned_id)
     chk.check(p + " container state is in the default root %s" % os.path.dirname(state),
               os.path.isdir(state), state)
 

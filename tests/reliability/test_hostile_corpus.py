@@ -44,16 +44,17 @@ def slug(name):
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name)
 
 
-def per_runtime(value, rt_name):
-    """A value, or {"runc": v, "crun": v} naming one per runtime."""
+def per_runtime(value, kind):
+    """A value, or {"runc": v, "crun": v} naming one per kind of runtime."""
     if isinstance(value, dict) and set(value) <= {"runc", "crun"}:
-        return value.get(rt_name)
+        return value.get(kind)
     return value
 
 
 class Corpus:
     def __init__(self, chk, rt_name, rt, shim, workdir):
         self.chk, self.rt_name, self.rt, self.shim = chk, rt_name, rt, shim
+        self.kind = shimlib.kind_of(rt_name)
         self.workdir = workdir
         self.containers = {}
         self.subst = {"@RUNTIME@": rt, "@SHIM@": shim, "@WORK@": workdir}
@@ -163,12 +164,12 @@ class Corpus:
         return argv + ["--process", path, c.id]
 
     def check_result(self, label, r, want):
-        rc = per_runtime(want.get("rc"), self.rt_name)
+        rc = per_runtime(want.get("rc"), self.kind)
         if rc is not None:
             self.chk.eq(label + ": exit code %s" % rc, r.returncode, rc, r)
         if "stdout" in want:
-            self.chk.eq(label + ": stdout", r.stdout, per_runtime(want["stdout"], self.rt_name), r)
-        needles = per_runtime(want.get("stderr_has", []), self.rt_name) or []
+            self.chk.eq(label + ": stdout", r.stdout, per_runtime(want["stdout"], self.kind), r)
+        needles = per_runtime(want.get("stderr_has", []), self.kind) or []
         for n in [needles] if isinstance(needles, str) else needles:
             self.chk.check(label + ": stderr has %r" % n, n.lower() in r.stderr.lower(), r)
         if want.get("stderr_empty"):
@@ -190,7 +191,7 @@ class Corpus:
             for form in ex.get("forms", default_forms):
                 label = "%s %s [%s]" % (self.rt_name, case["name"], form)
                 r = fixture.run(self.exec_argv(self.shim, c, case, form), env=env)
-                self.check_result(label, r, per_runtime(want, self.rt_name) or want)
+                self.check_result(label, r, per_runtime(want, self.kind) or want)
                 if case.get("same_as_bare") or case.get("same_rc_as_bare"):
                     bare = fixture.run(self.exec_argv(self.rt, c, case, form))
                     self.chk.eq(label + ": exit code as the bare runtime's",
@@ -280,7 +281,7 @@ def main():
         corpus_run = Corpus(chk, rt_name, rt, shim, work)
         try:
             for case in cases:
-                if rt_name in case.get("skip_runtimes", []):
+                if shimlib.kind_of(rt_name) in case.get("skip_runtimes", []):
                     continue
                 corpus_run.run(case)
         finally:

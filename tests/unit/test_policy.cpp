@@ -34,6 +34,8 @@ struct Row {
   std::optional<ExecCpuAffinity> config_field;
   const char* cpuset = "1-3";
   const char* caller = "0";
+  // The caller's cpuset (what sched_setaffinity accepts); nullptr: unknown.
+  const char* caller_cpuset = nullptr;
   const char* isolated = "2-3";
   const char* housekeeping = nullptr;
   // Expected: an error containing `error`, or these sets and source.
@@ -56,6 +58,10 @@ PolicyInput input_for(const Row& row) {
   in.container_cpuset_from = "test cgroup";
   in.caller_cpus = CpuSet::parse(row.caller);
   in.isolated_cpus = CpuSet::parse(row.isolated);
+  if (row.caller_cpuset != nullptr) {
+    const CpuSet cpuset = CpuSet::parse(row.caller_cpuset);
+    in.caller_cpuset_source = [cpuset]() { return cpuset; };
+  }
   if (row.housekeeping != nullptr) in.housekeeping_configured = CpuSet::parse(row.housekeeping);
   // SMT siblings (0,2) and (1,3); beyond CPU 3, a CPU alone.
   in.thread_siblings = [](unsigned cpu) {
@@ -97,6 +103,13 @@ TEST_P(DecisionTable, Row) {
     EXPECT_TRUE(d.housekeeping->is_subset_of(in.caller_cpus));
     EXPECT_FALSE(d.housekeeping->intersects(in.isolated_cpus));
   }
+  // A field is repaired exactly when the decision does not hand it on as
+  // written; the shim then gives a runtime that reads it the decision.
+  const auto& field = d.source == DecisionSource::process  ? row.process_field
+                      : d.source == DecisionSource::config ? row.config_field
+                                                           : std::nullopt;
+  EXPECT_EQ(d.repaired, field && (field->initial != d.initial || field->final != d.final))
+      << d.reason;
   EXPECT_EQ(execaff::wants_pinning(in), d.pinned);
 }
 
@@ -186,13 +199,12 @@ const Row kRows[] = {
     {.id = "R21",
      .process_field = field("1", nullptr),
      .initial = "0-1",
-     .final = "1-3",
+     .final = "1",
      .source = DecisionSource::process},
     {.id = "R22",
      .process_field = field("1", nullptr),
      .caller = "0-3",
      .initial = "1",
-     .final = "1-3",
      .source = DecisionSource::process},
     {.id = "R23",
      .process_field = field(nullptr, "0"),
@@ -222,6 +234,27 @@ const Row kRows[] = {
      .initial = "0-3",
      .final = "1",
      .source = DecisionSource::annotation},
+    {.id = "R29",
+     .process_field = field("1", nullptr),
+     .caller_cpuset = "0-3",
+     .initial = "1",
+     .source = DecisionSource::process},
+    {.id = "R30",
+     .process_field = field("999", nullptr),
+     .caller_cpuset = "0-3",
+     .initial = "0",
+     .source = DecisionSource::process},
+    {.id = "R31",
+     .process_field = field("1", "2"),
+     .caller_cpuset = "0",
+     .initial = "0-1",
+     .final = "2",
+     .source = DecisionSource::process},
+    {.id = "R32",
+     .process_field = field("1", nullptr),
+     .caller = "2-3",
+     .caller_cpuset = "2-3",
+     .error = "no housekeeping CPU is available to widen it"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Spec, DecisionTable, ::testing::ValuesIn(kRows),
