@@ -29,7 +29,8 @@ fields the cases carry ("0").  Cases:
 In every pinned case the exec'd process and its child are on the decided
 final CPUs.
 
-Usage: test_shim_native.py RUNTIME_PATH   (or $EXECAFF_NATIVE_RUNTIME)
+Usage: test_shim_native.py [RUNTIME ...]   (names of tests/runtimes.txt or
+binaries; default: the runtimes listed as applying the field)
 Exit codes: 0 pass, 1 fail, 77 skip (not root, runtime not installed or
 older than the native versions, < 2 CPUs, shim not built).
 """
@@ -93,9 +94,10 @@ def parse_record(path):
 
 
 class Native:
-    def __init__(self, chk, real, shim, work):
+    def __init__(self, chk, name, real, kind, shim, work):
         self.chk, self.real, self.shim, self.work = chk, real, shim, work
-        self.kind = os.path.basename(real)            # runc or crun
+        self.kind = kind                              # runc or crun
+        self.name = name
         self.record = os.path.join(work, "record")
         # Named like the real one, as a node installs the shim beside it.
         os.makedirs(os.path.join(work, "rt"))
@@ -151,7 +153,7 @@ class Native:
 
     # -- the cases
     def field_only(self):
-        label = "%s field only" % self.kind
+        label = "%s field only" % self.name
         c = self.container()
         proc = c.process_json(["sh", "-c", AFFINITY])
         proc["execCPUAffinity"] = {"initial": "0", "final": "0"}
@@ -165,7 +167,7 @@ class Native:
         self.chk.eq(label + ": the runtime starts on initial", rec["cpus"], "0", rec)
 
     def annotation_over_field(self):
-        label = "%s annotation over the field" % self.kind
+        label = "%s annotation over the field" % self.name
         c = self.container({ANNOTATION: "1"})
         proc = c.process_json(["sh", "-c", AFFINITY])
         proc["execCPUAffinity"] = {"initial": "0", "final": "0"}
@@ -189,7 +191,7 @@ class Native:
         self.chk.eq(label + ": the runtime starts on initial", rec["cpus"], "1", rec)
 
     def annotation_without_field(self):
-        label = "%s annotation, no field" % self.kind
+        label = "%s annotation, no field" % self.name
         c = self.container({ANNOTATION: "1"})
         proc = c.process_json(["sh", "-c", AFFINITY])
         proc.pop("execCPUAffinity", None)
@@ -206,7 +208,7 @@ class Native:
     def emulated_control(self, c, proc):
         """The observable can tell: with "native": false the same exec is
         handed the trampoline (args[0] an inherited fd, --preserve-fds)."""
-        label = "%s annotation, \"native\": false (control)" % self.kind
+        label = "%s annotation, \"native\": false (control)" % self.name
         config = shimlib.write_config(os.path.join(self.work, "shim-emulated.json"), {
             "runtime": self.recorder, "housekeeping_cpus": HOUSEKEEPING, "native": False})
         argv, _ = self.process_argv(c, proc)
@@ -224,7 +226,7 @@ class Native:
     def cli_form(self, c):
         """The CLI form, converted: the runtime gets the process it would
         have built itself, carrying the decision."""
-        label = "%s annotation, CLI form" % self.kind
+        label = "%s annotation, CLI form" % self.name
         script = ('id; pwd; env | sort; cat /proc/$$/limits; '
                   'grep -E "^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Cpus_allowed_list)" '
                   '/proc/$$/status; grep Cpus_allowed_list /proc/self/status')
@@ -250,7 +252,7 @@ class Native:
         if self.kind == "runc":
             # Not converted (runc's own parser gives one -g value twice):
             # the emulated path, with runc's own result.
-            label = "runc annotation, CLI form with -g (emulated)"
+            label = "%s annotation, CLI form with -g (emulated)" % self.name
             tail = ["-g", "5", c.id, "sh", "-c", "grep Groups /proc/$$/status; " + AFFINITY]
             r, rec = self.run([self.shim, "--root", c.root, "exec"] + tail)
             bare = fixture.run([self.real, "--root", c.root, "exec"] + tail)
@@ -262,7 +264,7 @@ class Native:
                            and "--preserve-fds" in rec["argv"], rec)
 
     def config_field(self):
-        label = "%s config.json field" % self.kind
+        label = "%s config.json field" % self.name
         c = self.container(config_field={"initial": "0", "final": "0"})
         proc = c.process_json(["sh", "-c", AFFINITY])
         proc.pop("execCPUAffinity", None)
@@ -283,7 +285,7 @@ class Native:
                         {"initial": "0", "final": "0"}, rec)
 
     def not_opted_in(self):
-        label = "%s not opted in" % self.kind
+        label = "%s not opted in" % self.name
         c = self.container()
         proc = c.process_json(["sh", "-c", AFFINITY])
         proc.pop("execCPUAffinity", None)
@@ -310,34 +312,30 @@ def version_is_native(real):
 
 
 def main():
-    target = (sys.argv[1:] or [os.environ.get("EXECAFF_NATIVE_RUNTIME", "")])[0]
-    if not target:
-        fixture.skip("no runtime given (argument or $EXECAFF_NATIVE_RUNTIME)")
-    real = fixture.find_runtime(target)
-    if real is None:
-        fixture.skip("runtime %s not installed (contrib/install-peers.sh)" % target)
-    real = os.path.realpath(real)
-    if os.path.basename(real) not in ("runc", "crun"):
-        fixture.skip("%s is neither runc nor crun" % real)
     shimlib.common_setup(min_cpus=2)
     if not shimlib.parse_cpus(CPUSET) <= os.sched_getaffinity(0):
         fixture.skip("the test process may not use CPUs %s" % CPUSET)
-    native, first = version_is_native(real)
-    if not native:
-        fixture.skip("%s says %r: not a runtime that applies the field" % (real, first))
+    wanted = sys.argv[1:] or shimlib.runtime_list.names(applies="field")
     shim = shimlib.shim_path()
     chk = shimlib.Checks()
-    work = shimlib.workdir("execaff-native-")
-    n = Native(chk, real, shim, work)
-    try:
-        for case in (n.field_only, n.annotation_over_field, n.annotation_without_field,
-                     n.config_field, n.not_opted_in):
-            try:
-                case()
-            except Exception as exc:  # noqa: BLE001
-                chk.error("%s %s" % (n.kind, case.__name__), exc)
-    finally:
-        n.cleanup()
+    for rt in shimlib.runtimes([sys.argv[0]] + wanted):
+        name, real = rt
+        native, first = version_is_native(real)
+        if not native:
+            print("SKIP %s says %r: not a runtime that applies the field" % (real, first))
+            continue
+        n = Native(chk, name, real, rt.kind, shim, shimlib.workdir("execaff-native-"))
+        try:
+            for case in (n.field_only, n.annotation_over_field, n.annotation_without_field,
+                         n.config_field, n.not_opted_in):
+                try:
+                    case()
+                except Exception as exc:  # noqa: BLE001
+                    chk.error("%s %s" % (name, case.__name__), exc)
+        finally:
+            n.cleanup()
+    if chk.passed + len(chk.failures) == 0:
+        fixture.skip("none of %s applies the field" % ", ".join(wanted))
     return chk.finish()
 
 

@@ -19,13 +19,16 @@ For each runtime:
    runtime.  A non-opted-in exec (several forms) must reach it with the
    shim's argv, environment and fds unchanged, and on the CPUs the shim was
    started on — exactly as when the wrapper is called directly.  A pinned
-   exec must differ only by `--preserve-fds 1` and the trampoline prefix.
+   exec must differ only by `--preserve-fds 1` and the trampoline prefix —
+   over a runtime that applies the field itself (tests/runtimes.txt), only
+   by `--process /proc/self/fd/N` carrying the decision (spec/native.md).
    housekeeping_cpus from the config sets initial = K ∪ F.
 3. --detach --pid-file names the user's process (comm, cmdline), pinned
    and not.
 4. A program that exists but whose final execve fails (ENOEXEC, a missing
    interpreter) exits 1 pinned, as with the bare runtime; the message is
-   the trampoline's.
+   the trampoline's — over a runtime that applies the field, the runtime's
+   own exit code and message.
 
 Exit codes: 0 pass, 1 fail, 77 skip.
 Usage: test_shim_passthrough.py [runtime ...]   (default: runc crun)
@@ -304,9 +307,10 @@ def handover(chk, rt_name, rt, shim, workdir):
             ("--detach --pid-file", ["exec", "--detach", "--pid-file", pid_file,
                                      plain.id, "true"], 0),
             # both runtimes take "--" after the id as the program; crun 1.28
-            # then exits 1, not 255, as for every program it cannot start
-            # (meson leaves that runtime out of this test for now)
-            ("-- after the id", ["exec", plain.id, "--", "sh", "-c", "exit 4"], 255),
+            # then exits 1, not 255, as for every program it cannot start:
+            # for the peers only the direct call's exit code is compared
+            ("-- after the id", ["exec", plain.id, "--", "sh", "-c", "exit 4"],
+             None if rt_name in shimlib.runtime_list.names(applies="field") else 255),
             ("missing id", ["exec", "no-such-id", "true"], None),
             ("no id at all", ["exec"], None),
             ("not exec: state", ["state", plain.id], 0),
@@ -343,19 +347,28 @@ def handover(chk, rt_name, rt, shim, workdir):
         # trampoline's fd token says "r" when the runtime is runc: it then
         # looks $PATH up as runc does (Go's lexical Join).
         rules = "" if shimlib.kind_of(rt_name) == "crun" else "r"
+        native = rt_name in shimlib.runtime_list.names(applies="field")
         label = "%s hand-over pinned cli" % rt_name
         argv = [shim, "--root", pinned.root, "exec", pinned.id, "sh", "-c", "exit 4"]
         r = fixture.run(wrap + argv, env=env)
         got = rec.last()
         chk.eq(label + ": rc", r.returncode, 4, r)
-        want = ["--root", pinned.root, "exec", "--preserve-fds", "1", pinned.id,
-                "/proc/self/fd/3", "3" + rules, "0", "sh", "-c", "exit 4"]
-        chk.eq(label + ": argv = shim's + --preserve-fds 1 + trampoline", got["args"], want)
+        if native:
+            # The CLI form as the process file the runtime would build.
+            chk.check(label + ": argv = shim's as --process /proc/self/fd/N",
+                      got["args"][:4] == ["--root", pinned.root, "exec", "--process"] and
+                      re.match(r"^/proc/self/fd/\d+$", got["args"][4]) is not None and
+                      got["args"][5:] == [pinned.id], got["args"])
+        else:
+            want = ["--root", pinned.root, "exec", "--preserve-fds", "1", pinned.id,
+                    "/proc/self/fd/3", "3" + rules, "0", "sh", "-c", "exit 4"]
+            chk.eq(label + ": argv = shim's + --preserve-fds 1 + trampoline", got["args"],
+                   want)
         chk.eq(label + ": runtime starts on initial (housekeeping 1 + final 0)",
                got["affinity"], "0-1")
-        chk.check(label + ": trampoline memfd at fd 3",
-                  re.search(r"^3 /memfd:execaff-trampoline", got["fds"], re.M) is not None,
-                  got["fds"])
+        memfd = r"^\d+ /memfd:execaff-process" if native else r"^3 /memfd:execaff-trampoline"
+        chk.check(label + ": %s memfd" % ("process file" if native else "trampoline at fd 3"),
+                  re.search(memfd, got["fds"], re.M) is not None, got["fds"])
         label = "%s hand-over pinned --preserve-fds 2" % rt_name
         argv = [shim, "--root", pinned.root, "exec", "--preserve-fds=2", pinned.id,
                 "sh", "-c", "exit 4"]
@@ -363,9 +376,17 @@ def handover(chk, rt_name, rt, shim, workdir):
                         env=env)
         got = rec.last()
         chk.eq(label + ": rc", r.returncode, 4, r)
-        chk.eq(label + ": argv", got["args"],
-               ["--root", pinned.root, "exec", "--preserve-fds=3", pinned.id,
-                "/proc/self/fd/5", "5" + rules, "0", "sh", "-c", "exit 4"])
+        if native:
+            # The process file's fd comes after the preserved ones (3, 4).
+            n = got["args"][5][len("/proc/self/fd/"):] if len(got["args"]) > 5 else ""
+            chk.check(label + ": argv, the process file after the preserved fds",
+                      got["args"][:5] == ["--root", pinned.root, "exec", "--preserve-fds=2",
+                                          "--process"] and n.isdigit() and int(n) >= 5
+                      and got["args"][6:] == [pinned.id], got["args"])
+        else:
+            chk.eq(label + ": argv", got["args"],
+                   ["--root", pinned.root, "exec", "--preserve-fds=3", pinned.id,
+                    "/proc/self/fd/5", "5" + rules, "0", "sh", "-c", "exit 4"])
         # housekeeping_cpus from the config: initial = K ∪ F, not all CPUs.
         on_one = fixture.Container(rt, cpus=CPUSET, annotations={ANNOTATION: "1"})
         try:
@@ -379,8 +400,12 @@ def handover(chk, rt_name, rt, shim, workdir):
                 r = fixture.run(argv, env=env_)
                 got = rec.last()
                 chk.eq(label + ": rc", r.returncode, 4, r)
-                chk.eq(label + ": trampoline final 1", got["args"][6:10],
-                       ["/proc/self/fd/3", "3" + rules, "1", "sh"])
+                if native:
+                    chk.eq(label + ": no trampoline, a process file", got["args"][3:4],
+                           ["--process"])
+                else:
+                    chk.eq(label + ": trampoline final 1", got["args"][6:10],
+                           ["/proc/self/fd/3", "3" + rules, "1", "sh"])
                 chk.eq(label + ": runtime starts on initial %s" % want_initial,
                        got["affinity"], want_initial)
         finally:
@@ -395,19 +420,26 @@ def trampoline_failures(chk, rt_name, rt, shim):
     missing interpreter), the bare runtime exits 1; pinned, the trampoline
     makes that execve and exits 1 too, with its own message.
 
-    Not so over runc 1.3.6 (tests/runtimes.txt): it exits 255 there, the
-    trampoline still 1, so the pinned exec's exit code is not the bare
-    runtime's (open; meson leaves that runtime out of this test)."""
+    Over a runtime that applies the field (tests/runtimes.txt) no
+    trampoline runs: the pinned exec exits as the bare runtime does, with
+    its message (runc 1.3.6: 255)."""
     env = shimlib.shim_env(runtime=rt)
     with fixture.Container(rt, cpus=CPUSET, annotations={ANNOTATION: "first"}) as c:
         r = c.exec(["sh", "-c", "echo garbage > /g; chmod 755 /g; "
                     "printf '#!/nonexistent\\n' > /bi; chmod 755 /bi"])
         chk.eq("%s trampoline failures: setup" % rt_name, r.returncode, 0, r)
+        native = rt_name in shimlib.runtime_list.names(applies="field")
         for prog, want, needle in (("/g", 1, "exec format error"),
                                    ("/bi", 1, "no such file or directory")):
             label = "%s trampoline failure %s" % (rt_name, prog)
             shim_r = fixture.run([shim, "--root", c.root, "exec", c.id, prog], env=env)
             bare_r = c.exec([prog])
+            if native:
+                chk.eq(label + ": native: exit code and message the bare runtime's",
+                       (shim_r.returncode, shimlib.normalise(shim_r.stderr)),
+                       (bare_r.returncode, shimlib.normalise(bare_r.stderr)),
+                       "shim: %s\nbare: %s" % (shim_r, bare_r))
+                continue
             chk.eq(label + ": bare runtime exits 1", bare_r.returncode, 1, bare_r)
             chk.eq(label + ": pinned exits %d" % want, shim_r.returncode, want, shim_r)
             chk.contains(label + ": trampoline's message", shim_r.stderr,
