@@ -121,10 +121,10 @@ std::string fd_path(int fd) {
 }
 
 bool is_native(const ShimConfig& config) {
-  switch (config.native) {
-    case NativeMode::yes: return true;
-    case NativeMode::no: return false;
-    case NativeMode::detect: return runtime_has_native_mark(config.runtime);
+  switch (config.node.native) {
+    case ConfigSwitch::yes: return true;
+    case ConfigSwitch::no: return false;
+    case ConfigSwitch::automatic: return runtime_has_native_mark(config.runtime());
   }
   return false;
 }
@@ -134,9 +134,9 @@ bool is_native(const ShimConfig& config) {
 std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& config,
                                    const RuntimeLog& log) {
   const std::vector<std::string>& untouched = line.argv;
-  const auto root = state_root(line.root, config.runtime);
+  const auto root = state_root(line.root, config.runtime());
   if (!root) {
-    throw Error(EINVAL, "cannot tell where runtime " + quoted(config.runtime) +
+    throw Error(EINVAL, "cannot tell where runtime " + quoted(config.runtime()) +
                             " keeps its state: name it runc or crun, or pass --root");
   }
   const auto state = read_container_state(*root, line.container_id);
@@ -155,8 +155,8 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     request.process_source = "process file " + quoted(line.process->value);
   }
   request.container_pid = state->init_pid;
-  request.handler_default = config.handler_default;
-  request.housekeeping = config.housekeeping_cpus;
+  request.handler_default = config.node.handler_default;
+  request.housekeeping = config.node.housekeeping_cpus;
 
   const NodeFacts node;
   const Decision decision = decide(node, request);
@@ -176,7 +176,7 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     const int fd = memfd_with("execaff-process", json.data(), json.size(),
                               3 + static_cast<int>(preserved), Placement::at_least);
     argv[line.process->index] = replaced_token(line, *line.process, fd_path(fd));
-    log.debug_line("native: " + config.runtime + " applies the field itself");
+    log.debug_line("native: " + config.runtime() + " applies the field itself");
   } else if (decision.final) {
     // Emulated: the trampoline sets final after the join, then execs the
     // program.  Only when the program exists: otherwise the runtime must be
@@ -240,8 +240,9 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     log.debug_line("emulated: trampoline at fd " + std::to_string(trampoline) + " sets final " +
                    decision.final->format());
     const bool early =
-        config.early_cpuset_join == EarlyJoinMode::yes ||
-        (config.early_cpuset_join == EarlyJoinMode::automatic && kernel_resets_affinity_on_join());
+        config.node.early_cpuset_join == ConfigSwitch::yes ||
+        (config.node.early_cpuset_join == ConfigSwitch::automatic &&
+         kernel_resets_affinity_on_join());
     if (early && decision.initial) {
       if (const auto cpuset = node.cgroup_cpuset_of_pid(state->init_pid)) {
         // Stand on a CPU the cpuset keeps before joining it.  The attach
