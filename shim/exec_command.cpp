@@ -14,11 +14,11 @@
 #include "decide.hpp"
 #include "early_cpuset_join.hpp"
 #include "error.hpp"
+#include "exec_program.hpp"
 #include "exec_preflight.hpp"
 #include "final_trampoline_image.h"
 #include "native_support.hpp"
 #include "node_facts.hpp"
-#include "process_launch.hpp"
 #include "runtime_state.hpp"
 #include "spec_json.hpp"
 
@@ -181,27 +181,16 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     // Emulated: the trampoline sets final after the join, then execs the
     // program.  Only when the program exists: otherwise the runtime must be
     // the one to say so (exit 255, its own message), as without the shim.
-    std::string program;
-    ProcessLaunch launch;
-    if (line.process) {
-      launch = read_process_launch(*request.process_json, "", request.process_source);
-      program = launch.args.empty() ? "" : launch.args.front();
-    } else {
-      // CLI form: the runtime starts from config.json's process and applies
-      // --env and --cwd on top.  runc appends --env to config.json's env;
-      // crun's exec (1.8 at least) replaces the env by the --env values
-      // when there are any, PATH included — so with crun "-e A=b sh" finds
-      // no sh, and the shim must hand that over for crun to report it.
-      launch = read_process_launch(*request.config_json, "process", request.config_source);
-      program = line.program_index != 0 ? line.argv[line.program_index] : "";
-      if (state->crun && !line.env.empty()) launch.env.clear();
-      launch.env.insert(launch.env.end(), line.env.begin(), line.env.end());
-      if (line.cwd) launch.cwd = *line.cwd;
-    }
-    const std::vector<std::string>& env = launch.env;
-    const std::string& cwd = launch.cwd;
-    const PathRules rules = state->crun ? PathRules::crun : PathRules::runc;
-    if (program.empty() || !program_may_exist(state->init_pid, program, env, cwd, rules)) {
+    // The exec's own command line is always known here: a CLI form with
+    // no program (program "") is the runtime's usage error to report.
+    const ExecArgv exec_argv{
+        .program = line.program_index != 0 ? line.argv[line.program_index] : std::string(),
+        .env = line.env,
+        .cwd = line.cwd};
+    const ExecProgram exec = resolve_exec_program(
+        request, exec_argv, state->crun ? RuntimeRules::crun : RuntimeRules::runc);
+    const std::string& program = exec.program;
+    if (program.empty() || !program_may_exist(state->init_pid, exec)) {
       log.debug_line("program " + quoted(program) +
                      " is definitely not in the container: the runtime reports it");
       // A program that a process in the container creates after the
