@@ -136,8 +136,8 @@ def run_for(name, path, cli, shim, checks, work):
             pre = (json.loads(r.stdout) if r.returncode == 0 else {}).get("preflight") or {}
             found = [k["ok"] for k in pre.get("checks", []) if k["name"] == "program"]
             want = runs if label == "config's runtime" else label.endswith("runc")
-            checks.eq("%s explain --env A=b sh, %s: program found" % (name, label),
-                      found, [want], r)
+            checks.eq("%s explain --env A=b sh, %s: program %s" % (
+                name, label, "found" if want else "not found"), found, [want], r)
 
 
 def main():
