@@ -126,7 +126,7 @@ def run_for(name, path, cli, shim, checks, work):
                         env=shimlib.shim_env(config=config))
         runs = r.returncode == 0
         checks.eq("%s --env: the bare runtime's outcome (255 only with crun)" % name,
-                  r.returncode, 255 if name.startswith("crun") else 0, r)
+                  r.returncode, 255 if shimlib.kind_of(name) == "crun" else 0, r)
         base = [cli, "explain", "--bundle", c.bundle.dir, "--container-pid", str(c.pid),
                 "--caller-cpus", "0-1"] + exec_opts
         for label, extra in (("config's runtime", ["--config", config]),
