@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// NodeFacts against the node trees in tests/fixtures/nodes (see the README
-// there), against small trees written per test for odd command lines and
-// mount tables, and against this machine's own root.
+// NodeFacts and procfs.hpp's ProcessCgroups against the node trees in
+// tests/fixtures/nodes (see the README there), against small trees written
+// per test for odd command lines and mount tables, and against this
+// machine's own root.
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
