@@ -2,7 +2,6 @@
 #include "audit.hpp"
 
 #include <fcntl.h>
-#include <getopt.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "audit_scan.hpp"
+#include "command_options.hpp"
 #include "error.hpp"
 #include "spec_json.hpp"
 
@@ -244,46 +244,40 @@ int audit_usage_error(const std::string& message) {
 }  // namespace
 
 int run_audit_command(int argc, char** argv) {
-  enum : int { kRoot = 1000, kRootFs, kConfig, kJson, kPrometheus, kHelp };
-  static const option options[] = {
+  enum : int { kRoot = 1000, kJson, kPrometheus };
+  const std::vector<option> options = with_shared_options({
       {"root", required_argument, nullptr, kRoot},
-      {"root-fs", required_argument, nullptr, kRootFs},
-      {"config", required_argument, nullptr, kConfig},
       {"json", no_argument, nullptr, kJson},
       {"prometheus", required_argument, nullptr, kPrometheus},
-      {"help", no_argument, nullptr, kHelp},
-      {nullptr, 0, nullptr, 0},
-  };
+  });
   AuditOptions audit;
-  std::optional<std::string> config_path;
+  NodeOptions node;
   std::optional<std::string> prometheus;
   bool json = false;
   optind = 2;
   opterr = 0;
-  for (int c; (c = getopt_long(argc, argv, "", options, nullptr)) != -1;) {
+  for (int c; (c = getopt_long(argc, argv, "", options.data(), nullptr)) != -1;) {
+    if (take_shared_option(c, optarg, node)) continue;
     switch (c) {
       case kRoot: audit.state_roots.emplace_back(optarg); break;
-      case kRootFs: audit.root_fs = optarg; break;
-      case kConfig: config_path = optarg; break;
       case kJson: json = true; break;
       case kPrometheus: prometheus = optarg; break;
-      case kHelp: std::cout << kAuditUsage; return kExitClean;
       default:
         return audit_usage_error("unknown or incomplete option " +
                                  execaff::quoted(argv[optind - 1]));
     }
   }
+  if (node.help) {
+    std::cout << kAuditUsage;
+    return kExitClean;
+  }
   if (optind != argc)
     return audit_usage_error("unexpected argument " + execaff::quoted(argv[optind]));
-  if (audit.root_fs.empty() || audit.root_fs.front() != '/' ||
-      ::access(audit.root_fs.c_str(), R_OK | X_OK) != 0) {
-    return audit_usage_error("--root-fs " + execaff::quoted(audit.root_fs) +
-                             " is not a readable directory (an absolute path)");
-  }
+  if (const auto problem = root_fs_problem(node)) return audit_usage_error(*problem);
+  audit.root_fs = node.root_fs;
   if (audit.state_roots.empty()) audit.state_roots = {"/run/runc", "/run/crun"};
   try {
-    const std::string root_fs = audit.root_fs == "/" ? "" : audit.root_fs;
-    audit.node_config = read_node_config(config_path ? *config_path : root_fs + kNodeConfigPath);
+    audit.node_config = read_node_config(node);
     const AuditResult result = run_audit(audit);
     std::cout << (json ? render_json(result, audit.node_config.path) : render_table(result));
     if (prometheus) write_atomically(*prometheus, render_prometheus(result));

@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "audit_scan.hpp"
 
-#include <dirent.h>
-
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
 #include <map>
-#include <memory>
 #include <sstream>
 #include <tuple>
 
 #include "decide.hpp"
 #include "error.hpp"
 #include "node_facts.hpp"
+#include "procfs.hpp"
 #include "runtime_state.hpp"
 #include "spec_json.hpp"
 
@@ -34,64 +31,8 @@ struct Process {
   std::vector<Thread> threads;
 };
 
-std::string under(const std::string& root_fs, const std::string& path) {
-  if (root_fs.empty() || root_fs == "/") return path;
-  std::string base = root_fs;
-  while (base.size() > 1 && base.back() == '/') base.pop_back();
-  return base + path;
-}
-
-// The whole of a small file, nullopt when it cannot be opened (gone, absent).
-std::optional<std::string> read_small_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string_view trimmed(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' ||
-                           text.back() == '\r')) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
-// The names in a directory that are decimal numbers (pids, tids, irqs).
-std::vector<long> numeric_entries(const std::string& dir_path) {
-  std::vector<long> out;
-  const std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(dir_path.c_str()), ::closedir);
-  if (!dir) return out;
-  while (const dirent* entry = ::readdir(dir.get())) {
-    const std::string_view name = entry->d_name;
-    if (name.empty() || name.size() > 9 ||
-        !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      continue;
-    }
-    out.push_back(std::stol(std::string(name)));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// "Key:\tvalue" from a status file.
-std::optional<std::string_view> status_field(std::string_view status, std::string_view key) {
-  std::size_t at = 0;
-  while (at < status.size()) {
-    const std::size_t end = std::min(status.find('\n', at), status.size());
-    const std::string_view line = status.substr(at, end - at);
-    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':') {
-      return trimmed(line.substr(key.size() + 1));
-    }
-    at = end + 1;
-  }
-  return std::nullopt;
-}
-
 std::optional<CpuSet> status_affinity(const std::string& status_path) {
-  const auto status = read_small_file(status_path);
+  const auto status = read_file_if_readable(status_path);
   if (!status) return std::nullopt;
   const auto list = status_field(*status, "Cpus_allowed_list");
   if (!list) return std::nullopt;
@@ -117,10 +58,10 @@ bool within(const std::string& dir, const std::string& container_dir) {
 // Tasks that exit during the walk are left out.
 std::map<pid_t, Process> read_processes(const NodeFacts& node, const std::string& root_fs) {
   std::map<pid_t, Process> processes;
-  const std::string proc = under(root_fs, "/proc");
+  const std::string proc = under_root(root_fs, "/proc");
   for (const long pid : numeric_entries(proc)) {
     const std::string base = proc + "/" + std::to_string(pid);
-    const auto status = read_small_file(base + "/status");
+    const auto status = read_file_if_readable(base + "/status");
     if (!status) continue;
     Process p;
     p.pid = static_cast<pid_t>(pid);
@@ -173,38 +114,22 @@ bool is_exec_process(pid_t pid, pid_t init, const std::map<pid_t, Process>& proc
   return true;
 }
 
-// cgroup v2 keeps cpu.weight beside the cpuset files; v1 has the cpu
-// controller in a hierarchy of its own, found through /proc/<pid>/cgroup.
-void read_cpu_weight(const std::string& root_fs, const std::string& cpuset_file, pid_t pid,
-                     AuditedContainer& c) {
-  const std::string dir = dir_of(cpuset_file);
-  if (cpuset_file.size() >= 22 && cpuset_file.ends_with("cpuset.cpus.effective")) {
-    const std::string file = dir + "/cpu.weight";  // `dir` is under root_fs already
-    if (const auto text = read_small_file(file)) {
-      c.cpu_weight = std::strtoul(std::string(trimmed(*text)).c_str(), nullptr, 10);
-      c.cpu_weight_file = file;
-    }
-    return;
+// The cpu controller's weight: cpu.weight on cgroup v2, cpu.shares on v1,
+// in the cgroup the kernel says the process is in (procfs.hpp).  None when
+// the controller is not there for it.
+void read_cpu_weight(const std::string& root_fs, pid_t pid, AuditedContainer& c) {
+  std::optional<ControllerCgroup> cpu;
+  try {
+    const ProcessCgroups cgroups(root_fs, pid);
+    cpu = cgroups.controller_cgroup("cpu");
+  } catch (const Error& e) {
+    if (e.code() != ESRCH) throw;  // init exited since its cpuset was read
   }
-  const auto lines = read_small_file(under(root_fs, "/proc/" + std::to_string(pid) + "/cgroup"));
-  if (!lines) return;
-  std::istringstream in(*lines);
-  for (std::string line; std::getline(in, line);) {
-    const auto first = line.find(':');
-    const auto second = first == std::string::npos ? first : line.find(':', first + 1);
-    if (second == std::string::npos) continue;
-    const std::string controllers = "," + line.substr(first + 1, second - first - 1) + ",";
-    if (controllers.find(",cpu,") == std::string::npos) continue;
-    const std::string path = line.substr(second + 1);
-    for (const char* mount :
-         {"/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct,cpu"}) {
-      const std::string file = std::string(mount) + (path == "/" ? "" : path) + "/cpu.shares";
-      if (const auto text = read_small_file(under(root_fs, file))) {
-        c.cpu_weight = std::strtoul(std::string(trimmed(*text)).c_str(), nullptr, 10);
-        c.cpu_weight_file = file;
-        return;
-      }
-    }
+  if (!cpu) return;
+  const std::string file = under_root(root_fs, cpu->file(cpu->v2 ? "weight" : "shares"));
+  if (const auto text = read_file_if_readable(file)) {
+    c.cpu_weight = std::strtoul(std::string(trim_space(*text)).c_str(), nullptr, 10);
+    c.cpu_weight_file = file;
   }
 }
 
@@ -212,13 +137,13 @@ bool is_minimum_weight(const AuditedContainer& c) {
   if (!c.cpu_weight) return false;
   // Kubernetes gives BestEffort pods the minimum: cpu.shares 2 (v1), which
   // maps to cpu.weight 1 on v2.
-  return c.cpu_weight_file.ends_with("cpu.shares") ? *c.cpu_weight <= 2 : *c.cpu_weight <= 1;
+  return c.cpu_weight_file.ends_with("shares") ? *c.cpu_weight <= 2 : *c.cpu_weight <= 1;
 }
 
 std::optional<Subject> read_subject(const NodeFacts& node, const AuditOptions& options,
                                     const std::string& state_root, const std::string& id,
                                     AuditResult& result, std::vector<Finding>& findings) {
-  const auto state = read_container_state(under(options.root_fs, state_root), id,
+  const auto state = read_container_state(under_root(options.root_fs, state_root), id,
                                           options.root_fs == "/" ? "" : options.root_fs);
   if (!state) return std::nullopt;
   Subject s;
@@ -243,7 +168,7 @@ std::optional<Subject> read_subject(const NodeFacts& node, const AuditOptions& o
   s.cpuset_file = cpuset->file;
   s.cgroup_dir = dir_of(cpuset->file);
   s.info.cpuset = cpuset->cpus;
-  read_cpu_weight(options.root_fs, cpuset->file, state->init_pid, s.info);
+  read_cpu_weight(options.root_fs, state->init_pid, s.info);
 
   DecideRequest request;
   request.config_json = read_document_file(state->config_path);
@@ -358,14 +283,14 @@ void check_min_weight(const std::vector<Subject>& subjects, std::vector<Finding>
 
 void check_irqs(const std::string& root_fs, const CpuSet& isolated,
                 std::vector<Finding>& findings) {
-  const std::string dir = under(root_fs, "/proc/irq");
+  const std::string dir = under_root(root_fs, "/proc/irq");
   for (const long irq : numeric_entries(dir)) {
     const std::string file = dir + "/" + std::to_string(irq) + "/smp_affinity_list";
-    const auto text = read_small_file(file);
+    const auto text = read_file_if_readable(file);
     if (!text) continue;
     CpuSet affinity;
     try {
-      affinity = CpuSet::parse(trimmed(*text));
+      affinity = CpuSet::parse(trim_space(*text));
     } catch (const Error& e) {
       throw e.wrap(file);
     }
@@ -384,7 +309,7 @@ void check_irqs(const std::string& root_fs, const CpuSet& isolated,
 void check_irqbalance(const std::string& root_fs, const CpuSet& isolated,
                       std::vector<Finding>& findings) {
   for (const char* file : {"/etc/default/irqbalance", "/etc/sysconfig/irqbalance"}) {
-    const auto text = read_small_file(under(root_fs, file));
+    const auto text = read_file_if_readable(under_root(root_fs, file));
     if (!text) continue;
     const auto banned = irqbalance_banned_cpus(*text, file);
     // Unset, irqbalance bans the isolcpus and nohz_full CPUs itself; set,
@@ -465,15 +390,15 @@ std::optional<CpuSet> irqbalance_banned_cpus(std::string_view file_text, std::st
   std::optional<CpuSet> banned;
   std::istringstream in{std::string(file_text)};
   for (std::string raw; std::getline(in, raw);) {
-    std::string_view line = trimmed(raw);
+    std::string_view line = trim_space(raw);
     if (line.empty() || line.front() == '#') continue;
-    if (line.starts_with("export ")) line = trimmed(line.substr(7));
+    if (line.starts_with("export ")) line = trim_space(line.substr(7));
     const auto eq = line.find('=');
     if (eq == std::string_view::npos) continue;
-    const std::string_view name = trimmed(line.substr(0, eq));
-    std::string_view value = trimmed(line.substr(eq + 1));
+    const std::string_view name = trim_space(line.substr(0, eq));
+    std::string_view value = trim_space(line.substr(eq + 1));
     if (const auto hash = value.find(" #"); hash != std::string_view::npos) {
-      value = trimmed(value.substr(0, hash));
+      value = trim_space(value.substr(0, hash));
     }
     if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
         value.back() == value.front()) {
@@ -505,7 +430,7 @@ AuditResult run_audit(const AuditOptions& options) {
   for (const std::string& root : options.state_roots) {
     std::vector<std::string> ids;
     try {
-      ids = list_container_ids(under(options.root_fs, root));
+      ids = list_container_ids(under_root(options.root_fs, root));
     } catch (const Error& e) {
       result.errors.push_back(e.what());
       continue;

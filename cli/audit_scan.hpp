@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cpu_set.hpp"
-#include "node_config_source.hpp"
+#include "node_config.hpp"
 
 namespace execaff::cli {
 

@@ -23,10 +23,12 @@ constexpr int kExitUsage = 2;
 
 constexpr const char* kUsage =
     "usage: execaff cpus LIST\n"
-    "       execaff explain --bundle DIR [--process FILE] [--root DIR]\n"
+    "       execaff explain --bundle DIR [--process FILE] [--root-fs DIR] [--config FILE]\n"
     "                       [--caller-cpus LIST] [--container-pid PID]\n"
     "                       [--container-cpuset LIST] [--housekeeping LIST]\n"
     "                       [--handler-default first|first-core|LIST|disable]\n"
+    "                       [--runtime runc|crun] [--env NAME=VALUE]... [--cwd DIR]\n"
+    "                       [PROGRAM [ARGS...]]\n"
     "       execaff audit [--root DIR]... [--root-fs DIR] [--config FILE] [--json]\n"
     "                     [--prometheus FILE]   (read-only; execaff audit --help)\n"
     "       execaff --version\n"
@@ -34,9 +36,14 @@ constexpr const char* kUsage =
     "explain prints the decision for one exec into the container of bundle DIR as\n"
     "JSON: {\"pinned\", \"initial\", \"final\", \"source\", \"reason\", ..., \"preflight\"},\n"
     "the last saying, for a pinned exec, whether the emulated path can work there\n"
-    "(seccomp, capabilities, /proc, memfd, the program).  Node facts are read\n"
-    "under --root (default /); the caller's CPUs default to this process's\n"
-    "affinity.  audit reports what on the node is off its CPUs (man execaff).\n";
+    "(seccomp, capabilities, /proc, memfd, the program).  It decides as the shim\n"
+    "would with the node config (--config, default /etc/execaff/shim.json under\n"
+    "--root-fs): its handler default, housekeeping CPUs and runtime, unless the\n"
+    "options say otherwise.  PROGRAM, --env and --cwd are the exec's command line\n"
+    "(runc exec ... ID PROGRAM); without PROGRAM, config.json's process.args.\n"
+    "Node facts are read under --root-fs (default /); the caller's CPUs default to\n"
+    "this process's affinity.  audit reports what on the node is off its CPUs\n"
+    "(man execaff).\n";
 
 int usage_error(const std::string& message) {
   std::cerr << "execaff: " << message << "\n" << kUsage;

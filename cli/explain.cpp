@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "explain.hpp"
 
-#include <getopt.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "command_options.hpp"
 #include "container_program.hpp"
 #include "cpu_set.hpp"
 #include "decide.hpp"
 #include "error.hpp"
+#include "exec_program.hpp"
 #include "node_facts.hpp"
 #include "preflight.hpp"
-#include "process_launch.hpp"
 #include "process_privileges.hpp"
 #include "spec_json.hpp"
 #include "yajl_tree.hpp"
@@ -40,23 +40,19 @@ execaff::CpuSet parse_list_option(const char* option, const char* value) {
 }
 
 // The emulated path's pre-flight for this exec.  The program is looked up
-// only with --container-pid (through /proc/<pid>/root, as the shim does;
-// $PATH searched the way runc does).
-std::string preflight_for(const DecideRequest& request, const std::string& root) {
+// only with --container-pid (through /proc/<pid>/root, as the shim does),
+// resolved as the shim resolves it (exec_program.hpp).
+std::string preflight_for(const DecideRequest& request, const ExecArgv& argv, RuntimeRules rules,
+                          const std::string& root) {
   preflight::PreflightInput in;
   in.config_json = *request.config_json;
   in.config_source = request.config_source;
   in.init_pid = request.container_pid;
   in.root = root;
   if (request.container_pid) {
-    const shim::ProcessLaunch launch =
-        request.process_json
-            ? shim::read_process_launch(*request.process_json, "", request.process_source)
-            : shim::read_process_launch(*request.config_json, "process", request.config_source);
-    in.program = launch.args.empty() ? "" : launch.args.front();
-    in.program_found = !in.program->empty() &&
-                       shim::program_may_exist(*request.container_pid, *in.program, launch.env,
-                                               launch.cwd, shim::PathRules::runc);
+    const ExecProgram exec = resolve_exec_program(request, argv, rules);
+    in.program = exec.program;
+    in.program_found = !exec.program.empty() && program_may_exist(*request.container_pid, exec);
   }
   preflight::PreflightReport report = preflight::run_preflight(in);
   // The exec's process: its own file, else config.json's (the CLI form).
@@ -74,8 +70,20 @@ std::string preflight_for(const DecideRequest& request, const std::string& root)
 }  // namespace
 
 int run_explain_command(int argc, char** argv, const char* usage) {
-  enum : int { kBundle = 1000, kProcess, kRoot, kCaller, kPid, kCpuset, kHousekeeping, kDefault };
-  static const option options[] = {
+  enum : int {
+    kBundle = 1000,
+    kProcess,
+    kRoot,
+    kCaller,
+    kPid,
+    kCpuset,
+    kHousekeeping,
+    kDefault,
+    kRuntime,
+    kEnv,
+    kCwd,
+  };
+  const std::vector<option> options = with_shared_options({
       {"bundle", required_argument, nullptr, kBundle},
       {"process", required_argument, nullptr, kProcess},
       {"root", required_argument, nullptr, kRoot},
@@ -84,26 +92,41 @@ int run_explain_command(int argc, char** argv, const char* usage) {
       {"container-cpuset", required_argument, nullptr, kCpuset},
       {"housekeeping", required_argument, nullptr, kHousekeeping},
       {"handler-default", required_argument, nullptr, kDefault},
-      {nullptr, 0, nullptr, 0},
-  };
+      {"runtime", required_argument, nullptr, kRuntime},
+      {"env", required_argument, nullptr, kEnv},
+      {"cwd", required_argument, nullptr, kCwd},
+  });
   std::optional<std::string> bundle;
   std::optional<std::string> process_file;
-  std::string root = "/";
+  std::optional<RuntimeRules> rules;
+  NodeOptions node;
+  ExecArgv exec_argv;
   execaff::DecideRequest request;
   try {
     optind = 2;
     opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "", options, nullptr)) != -1;) {
+    // "+": the first non-option is the exec's program, as in `runc exec`.
+    for (int c; (c = getopt_long(argc, argv, "+", options.data(), nullptr)) != -1;) {
+      if (take_shared_option(c, optarg, node)) continue;
       switch (c) {
         case kBundle: bundle = optarg; break;
         case kProcess: process_file = optarg; break;
-        case kRoot: root = optarg; break;
+        case kRoot: node.root_fs = optarg; break;  // the older spelling of --root-fs
         case kCaller: request.caller_cpus = parse_list_option("caller-cpus", optarg); break;
         case kCpuset:
           request.container_cpuset = parse_list_option("container-cpuset", optarg);
           break;
         case kHousekeeping: request.housekeeping = parse_list_option("housekeeping", optarg); break;
         case kDefault: request.handler_default = optarg; break;
+        case kRuntime:
+          rules = parse_runtime_rules(optarg);
+          if (!rules) {
+            return usage_error("--runtime " + execaff::quoted(optarg) + " is not runc or crun",
+                               usage);
+          }
+          break;
+        case kEnv: exec_argv.env.emplace_back(optarg); break;
+        case kCwd: exec_argv.cwd = optarg; break;
         case kPid: {
           char* end = nullptr;
           errno = 0;
@@ -120,10 +143,20 @@ int run_explain_command(int argc, char** argv, const char* usage) {
               "explain: unknown or incomplete option " + execaff::quoted(argv[optind - 1]), usage);
       }
     }
-    if (optind != argc) {
-      return usage_error("explain: unexpected argument " + execaff::quoted(argv[optind]), usage);
+    if (node.help) {
+      std::cout << usage;
+      return 0;
     }
+    if (optind < argc) exec_argv.program = argv[optind];
     if (!bundle) return usage_error("explain needs --bundle DIR", usage);
+    if (const auto problem = root_fs_problem(node)) return usage_error(*problem, usage);
+
+    // As the shim on this node would decide: its config's handler default,
+    // housekeeping CPUs and runtime, unless an option says otherwise.
+    const NodeConfig config = read_node_config(node);
+    if (!request.handler_default) request.handler_default = config.handler_default;
+    if (!request.housekeeping) request.housekeeping = config.housekeeping_cpus;
+    if (!rules) rules = config.runtime ? runtime_rules_of(*config.runtime) : RuntimeRules::runc;
 
     const std::string config_path = *bundle + "/config.json";
     request.config_json = execaff::read_document_file(config_path);
@@ -132,14 +165,17 @@ int run_explain_command(int argc, char** argv, const char* usage) {
       request.process_json = execaff::read_document_file(*process_file);
       request.process_source = "process file " + execaff::quoted(*process_file);
     }
-    const execaff::NodeFacts node(root);
-    const execaff::Decision decision = execaff::decide(node, request);
+    const execaff::NodeFacts facts(node.root_fs);
+    const execaff::Decision decision = execaff::decide(facts, request);
     std::string json = execaff::decision_to_json(decision);
     // One object: the decision's members, then "preflight" (null when the
     // exec is not pinned, so there is no trampoline to check).
     json.pop_back();
     json += ",\"preflight\":" +
-            (decision.pinned && decision.final ? preflight_for(request, root) : "null") + "}";
+            (decision.pinned && decision.final
+                 ? preflight_for(request, exec_argv, *rules, node.root_fs)
+                 : "null") +
+            "}";
     std::cout << json << "\n";
     return 0;
   } catch (const execaff::Error& e) {

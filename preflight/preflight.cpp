@@ -4,10 +4,8 @@
 #include <linux/magic.h>
 #include <sys/vfs.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "error.hpp"
+#include "procfs.hpp"
 #include "seccomp_profile.hpp"
 #include "spec_json.hpp"
 #include "yajl_tree.hpp"
@@ -20,15 +18,12 @@ constexpr const char* kNativeFix =
     "crun >= 1.19 (found by \"native\": \"detect\"), youki >= 0.5.4 with \"native\": true, or "
     "the forked crun (contrib/crun)";
 
-std::string under(const std::string& root, const std::string& path) {
-  return root == "/" || root.empty() ? path : root + path;
-}
-
+// The first line of a kernel file (a sysctl, a selinuxfs flag); nullopt when
+// it cannot be read or is empty.
 std::optional<std::string> first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  return line;
+  const std::optional<std::string> text = read_file_if_readable(path);
+  if (!text || text->empty()) return std::nullopt;
+  return text->substr(0, text->find('\n'));
 }
 
 // The trampoline's calls (shim/final_trampoline.c): pin itself, read the
@@ -110,7 +105,7 @@ PreflightCheck check_proc(yajl_val config, const PreflightInput& input) {
   if (input.init_pid) {
     struct statfs fs {};
     const std::string path =
-        under(input.root, "/proc/" + std::to_string(*input.init_pid) + "/root/proc");
+        under_root(input.root, "/proc/" + std::to_string(*input.init_pid) + "/root/proc");
     if (::statfs(path.c_str(), &fs) == 0) live = fs.f_type == PROC_SUPER_MAGIC;
   }
   const bool mounted = live.value_or(in_config);
@@ -134,7 +129,7 @@ PreflightCheck check_memfd(const PreflightInput& input) {
   PreflightCheck c{.name = "memfd_exec"};
   // Linux 6.3+: 1 seals a memfd created without MFD_EXEC as not executable,
   // 2 refuses to create one; the trampoline is such a memfd.
-  const auto value = first_line(under(input.root, "/proc/sys/vm/memfd_noexec"));
+  const auto value = first_line(under_root(input.root, "/proc/sys/vm/memfd_noexec"));
   if (!value || *value == "0") {
     c.detail = value ? "vm.memfd_noexec is 0" : "no vm.memfd_noexec (kernel before 6.3)";
     return c;
@@ -148,7 +143,7 @@ PreflightCheck check_memfd(const PreflightInput& input) {
 
 PreflightCheck check_selinux(const PreflightInput& input) {
   PreflightCheck c{.name = "selinux"};
-  const auto enforce = first_line(under(input.root, "/sys/fs/selinux/enforce"));
+  const auto enforce = first_line(under_root(input.root, "/sys/fs/selinux/enforce"));
   if (!enforce || *enforce != "1") {
     c.detail = enforce ? "SELinux is permissive" : "no SELinux";
     return c;

@@ -77,8 +77,8 @@ void warn_if_exec_would_be_refused(const CommandLine& line, const ShimConfig& co
     DecideRequest request;
     request.config_json = std::move(json);
     request.config_source = "config " + quoted(path);
-    request.handler_default = config.handler_default;
-    request.housekeeping = config.housekeeping_cpus;
+    request.handler_default = config.node.handler_default;
+    request.housekeeping = config.node.housekeeping_cpus;
     const NodeFacts node;
     try {
       (void)decide(node, request);

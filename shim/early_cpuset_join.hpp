@@ -16,8 +16,6 @@
 
 namespace execaff::shim {
 
-enum class EarlyJoinMode { automatic, yes, no };
-
 // True when the running kernel resets affinity on a cpuset join (< 6.2).
 [[nodiscard]] bool kernel_resets_affinity_on_join();
 

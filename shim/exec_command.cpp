@@ -13,13 +13,13 @@
 #include "early_cpuset_join.hpp"
 #include "error.hpp"
 #include "exec_native.hpp"
+#include "exec_program.hpp"
 #include "exec_preflight.hpp"
 #include "final_trampoline_image.h"
 #include "native_cache.hpp"
 #include "native_support.hpp"
 #include "node_facts.hpp"
 #include "passed_fds.hpp"
-#include "process_launch.hpp"
 #include "runtime_state.hpp"
 #include "spec_json.hpp"
 
@@ -58,9 +58,9 @@ std::vector<std::string> with_preserve_fds(const CommandLine& line, std::vector<
 // Asked only for an exec that is pinned.
 NativeSupport native_support_of(const ShimConfig& config, const ContainerState& state,
                                 const RuntimeLog& log) {
-  switch (config.native) {
-    case NativeMode::no: return {};
-    case NativeMode::yes: {
+  switch (config.node.native) {
+    case ConfigSwitch::no: return {};
+    case ConfigSwitch::yes: {
       // Declared, not probed: the state directory's layout tells crun's
       // exec from runc's (the forked crun is a crun too).
       NativeSupport declared;
@@ -68,13 +68,13 @@ NativeSupport native_support_of(const ShimConfig& config, const ContainerState& 
       declared.evidence = "\"native\": true";
       return declared;
     }
-    case NativeMode::detect: break;
+    case ConfigSwitch::automatic: break;
   }
   std::string note;
   NativeSupport found =
-      detect_native_support(config.runtime, DetectOptions{kNativeCachePath}, &note);
+      detect_native_support(config.runtime(), DetectOptions{kNativeCachePath}, &note);
   if (!note.empty()) log.debug_line(note);
-  log.debug_line("runtime " + quoted(config.runtime) + ": " +
+  log.debug_line("runtime " + quoted(config.runtime()) + ": " +
                  (found.native() ? std::string("native ") + to_string(found.flavour)
                                  : std::string("not native")) +
                  " (" + found.evidence + ")");
@@ -86,9 +86,9 @@ NativeSupport native_support_of(const ShimConfig& config, const ContainerState& 
 std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& config,
                                    const RuntimeLog& log) {
   const std::vector<std::string>& untouched = line.argv;
-  const auto root = state_root(line.root, config.runtime);
+  const auto root = state_root(line.root, config.runtime());
   if (!root) {
-    throw Error(EINVAL, "cannot tell where runtime " + quoted(config.runtime) +
+    throw Error(EINVAL, "cannot tell where runtime " + quoted(config.runtime()) +
                             " keeps its state: name it runc or crun, or pass --root");
   }
   const auto state = read_container_state(*root, line.container_id);
@@ -107,8 +107,8 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     request.process_source = "process file " + quoted(line.process->value);
   }
   request.container_pid = state->init_pid;
-  request.handler_default = config.handler_default;
-  request.housekeeping = config.housekeeping_cpus;
+  request.handler_default = config.node.handler_default;
+  request.housekeeping = config.node.housekeeping_cpus;
 
   const NodeFacts node;
   const Decision decision = decide(node, request);
@@ -124,32 +124,21 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
   }
   if (native) {
     argv = std::move(*native);
-    log.debug_line("native: " + config.runtime + " applies the field itself");
+    log.debug_line("native: " + config.runtime() + " applies the field itself");
   } else if (decision.final) {
     // Emulated: the trampoline sets final after the join, then execs the
     // program.  Only when the program exists: otherwise the runtime must be
     // the one to say so (exit 255, its own message), as without the shim.
-    std::string program;
-    ProcessLaunch launch;
-    if (line.process) {
-      launch = read_process_launch(*request.process_json, "", request.process_source);
-      program = launch.args.empty() ? "" : launch.args.front();
-    } else {
-      // CLI form: the runtime starts from config.json's process and applies
-      // --env and --cwd on top.  runc appends --env to config.json's env;
-      // crun's exec (1.8 at least) replaces the env by the --env values
-      // when there are any, PATH included — so with crun "-e A=b sh" finds
-      // no sh, and the shim must hand that over for crun to report it.
-      launch = read_process_launch(*request.config_json, "process", request.config_source);
-      program = line.program_index != 0 ? line.argv[line.program_index] : "";
-      if (state->crun && !line.env.empty()) launch.env.clear();
-      launch.env.insert(launch.env.end(), line.env.begin(), line.env.end());
-      if (line.cwd) launch.cwd = *line.cwd;
-    }
-    const std::vector<std::string>& env = launch.env;
-    const std::string& cwd = launch.cwd;
-    const PathRules rules = state->crun ? PathRules::crun : PathRules::runc;
-    if (program.empty() || !program_may_exist(state->init_pid, program, env, cwd, rules)) {
+    // The exec's own command line is always known here: a CLI form with
+    // no program (program "") is the runtime's usage error to report.
+    const ExecArgv exec_argv{
+        .program = line.program_index != 0 ? line.argv[line.program_index] : std::string(),
+        .env = line.env,
+        .cwd = line.cwd};
+    const ExecProgram exec = resolve_exec_program(
+        request, exec_argv, state->crun ? RuntimeRules::crun : RuntimeRules::runc);
+    const std::string& program = exec.program;
+    if (program.empty() || !program_may_exist(state->init_pid, exec)) {
       log.debug_line("program " + quoted(program) +
                      " is definitely not in the container: the runtime reports it");
       // A program that a process in the container creates after the
@@ -188,8 +177,9 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     log.debug_line("emulated: trampoline at fd " + std::to_string(trampoline) + " sets final " +
                    decision.final->format());
     const bool early =
-        config.early_cpuset_join == EarlyJoinMode::yes ||
-        (config.early_cpuset_join == EarlyJoinMode::automatic && kernel_resets_affinity_on_join());
+        config.node.early_cpuset_join == ConfigSwitch::yes ||
+        (config.node.early_cpuset_join == ConfigSwitch::automatic &&
+         kernel_resets_affinity_on_join());
     if (early && decision.initial) {
       if (const auto cpuset = node.cgroup_cpuset_of_pid(state->init_pid)) {
         // Stand on a CPU the cpuset keeps before joining it.  The attach

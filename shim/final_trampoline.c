@@ -96,6 +96,8 @@ static long raw_syscall5(long n, long a, long b, long c, long d, long e) {
 #error "final_trampoline supports x86_64 and aarch64"
 #endif
 
+#include "go_path_clean.h"
+
 #define ENOENT 2
 #define E2BIG 7
 #define ENOEXEC 8
@@ -283,40 +285,10 @@ static void exec_found(const char* path, char** argv, char** envp) {
 
 static char clean_buffer[4096];
 
-/* Go's filepath.Clean of path_buffer, in place: runc looks up
- * filepath.Join(dir, file), so "/a/../bin/sh" is "/bin/sh" whatever /a is. */
+/* path_buffer cleaned in place, as runc spells a $PATH candidate. */
 static void clean_lexically(void) {
-  const char* p = path_buffer;
-  unsigned long n = length(p), r = 0, w = 0, dotdot = 0, i;
-  int rooted = p[0] == '/';
-  if (rooted) {
-    clean_buffer[w++] = '/';
-    r = dotdot = 1;
-  }
-  while (r < n) {
-    if (p[r] == '/') {
-      ++r;
-    } else if (p[r] == '.' && (r + 1 == n || p[r + 1] == '/')) {
-      ++r;
-    } else if (p[r] == '.' && p[r + 1] == '.' && (r + 2 == n || p[r + 2] == '/')) {
-      r += 2;
-      if (w > dotdot) {
-        --w;
-        while (w > dotdot && clean_buffer[w] != '/') --w;
-      } else if (!rooted) {
-        if (w > 0) clean_buffer[w++] = '/';
-        clean_buffer[w++] = '.';
-        clean_buffer[w++] = '.';
-        dotdot = w;
-      }
-    } else {
-      if ((rooted && w != 1) || (!rooted && w != 0)) clean_buffer[w++] = '/';
-      for (; r < n && p[r] != '/'; ++r) clean_buffer[w++] = p[r];
-    }
-  }
-  if (w == 0) clean_buffer[w++] = '.';
-  for (i = 0; i < w; ++i) path_buffer[i] = clean_buffer[i];
-  path_buffer[w] = '\0';
+  unsigned long n = go_path_clean(path_buffer, length(path_buffer), clean_buffer), i;
+  for (i = 0; i <= n; ++i) path_buffer[i] = clean_buffer[i];
 }
 
 static void run(char** argv, char** envp) {

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   const bool pass_through = line.command != "exec";
   try {
     config = load_shim_config(pass_through);
-    refuse_self_as_runtime(config.runtime);
+    refuse_self_as_runtime(config.runtime());
   } catch (const std::exception& e) {
     log.error(e.what());
     return kExitFailure;
@@ -61,25 +61,25 @@ int main(int argc, char** argv) {
   if (config.problem) {
     log.warning_everywhere(*config.problem + "; passing " +
                            execaff::quoted(line.command.empty() ? "(no command)" : line.command) +
-                           " through to runtime " + execaff::quoted(config.runtime) + " (from " +
+                           " through to runtime " + execaff::quoted(config.runtime()) + " (from " +
                            config.runtime_from + "); exec is refused until the config is fixed");
   }
-  log.debug = line.debug || config.debug;
+  log.debug = line.debug || config.node.debug;
 
   if (line.command != "exec" || line.container_id.empty()) {
     if (line.command == "create" || line.command == "run") {
       warn_if_exec_would_be_refused(line, config, log);
     }
-    exec_runtime(config.runtime, line.argv, log);
+    exec_runtime(config.runtime(), line.argv, log);
   }
 
   try {
-    exec_runtime(config.runtime, plan_exec(line, config, log), log);
+    exec_runtime(config.runtime(), plan_exec(line, config, log), log);
   } catch (const std::exception& e) {
     const std::string what = "exec " + execaff::quoted(line.container_id) + ": " + e.what();
-    if (config.on_failure == OnFailure::run_unpinned) {
+    if (config.node.on_failure == execaff::OnFailure::run_unpinned) {
       log.warning_everywhere(what + "; running it unpinned (on_failure = \"run-unpinned\")");
-      exec_runtime(config.runtime, line.argv, log);
+      exec_runtime(config.runtime(), line.argv, log);
     }
     log.error(what);
     return kExitFailure;

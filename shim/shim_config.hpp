@@ -10,29 +10,22 @@
 #include <optional>
 #include <string>
 
-#include "cpu_set.hpp"
-#include "early_cpuset_join.hpp"
+#include "node_config.hpp"
 
 namespace execaff::shim {
 
-enum class NativeMode { detect, yes, no };
-enum class OnFailure { fail, run_unpinned };
-
+// The node config (libexecaff's NodeConfig, the one type for the shim, the
+// CLI and the forked crun) and what only the shim adds to it.
 struct ShimConfig {
-  std::string runtime;       // absolute path of the real runtime
-  std::string runtime_from;  // "EXECAFF_RUNTIME", or the config path
-  NativeMode native = NativeMode::detect;
-  std::optional<std::string> handler_default;
-  std::optional<CpuSet> housekeeping_cpus;
-  OnFailure on_failure = OnFailure::fail;
-  bool debug = false;
-  // Pre-6.2 kernels: join the container's cpuset before the runtime does
-  // (early_cpuset_join.hpp).  "auto" decides by the kernel's version.
-  EarlyJoinMode early_cpuset_join = EarlyJoinMode::automatic;
-  std::string path;  // "" when no file was read
+  // node.runtime is the runtime in force: $EXECAFF_RUNTIME's when set, else
+  // the file's; after load_shim_config it is always set.
+  NodeConfig node;
+  std::string runtime_from;  // "EXECAFF_RUNTIME", or "shim config \"PATH\""
   // Set only for a pass-through command run despite a broken config: the
   // reason, for the warning the shim logs.
   std::optional<std::string> problem;
+
+  [[nodiscard]] const std::string& runtime() const { return *node.runtime; }
 };
 
 // EXECAFF_RUNTIME names the runtime; the file named by EXECAFF_CONFIG, else

@@ -48,10 +48,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
 import fixture  # noqa: E402
+import shimlib  # noqa: E402  (Checks, format_cpus, allowed_lists)
+from shimlib import ANNOTATION, OPENSHIFT_ANNOTATION  # noqa: E402
 
 WORK = "/var/tmp/execaff-crun"
-ANNOTATION = "exec-cpu-affinity.execaff.io"
-OPENSHIFT_ANNOTATION = "performance.openshift.io/exec-cpu-affinity"
 
 # The exec'd shell reports itself ($$, read by a forked grep) and a child
 # (grep's own /proc/self); the trailing `true` keeps ash from exec'ing the
@@ -60,65 +60,7 @@ PROBE = ["sh", "-c", "grep Cpus_allowed_list /proc/$$/status; "
          "grep Cpus_allowed_list /proc/self/status; true"]
 
 
-# ------------------------------------------------------------ reporting
-
-class Report:
-    def __init__(self, only):
-        self.only = only
-        self.passed = self.failed = self.skipped = 0
-        self.failures = []
-
-    def wanted(self, name):
-        return not self.only or any(o in name for o in self.only)
-
-    def ok(self, name, cond, detail=""):
-        if cond:
-            self.passed += 1
-            print("ok   %s" % name, flush=True)
-        else:
-            self.failed += 1
-            self.failures.append(name)
-            print("FAIL %s%s" % (name, ("\n     " + str(detail).replace("\n", "\n     "))
-                                 if detail else ""), flush=True)
-        return cond
-
-    def skip(self, name, why):
-        self.skipped += 1
-        print("SKIP %s  # %s" % (name, why), flush=True)
-
-    def error(self, name, exc):
-        import traceback
-        self.ok(name, False, "".join(traceback.format_exception(type(exc), exc,
-                                                                exc.__traceback__)))
-
-    def summary(self):
-        if self.failures:
-            print("\nfailed: %s" % ", ".join(self.failures))
-        print("%d passed, %d failed, %d skipped" % (self.passed, self.failed, self.skipped))
-        return 1 if self.failed else 0
-
-
 # ------------------------------------------------------------ helpers
-
-def cpus_text(cpus):
-    """cpuset list form of a set of CPU ids."""
-    out, run = [], []
-    for c in sorted(cpus):
-        if run and c == run[-1] + 1:
-            run.append(c)
-            continue
-        if run:
-            out.append(str(run[0]) if len(run) == 1 else "%d-%d" % (run[0], run[-1]))
-        run = [c]
-    if run:
-        out.append(str(run[0]) if len(run) == 1 else "%d-%d" % (run[0], run[-1]))
-    return ",".join(out)
-
-
-def probe_lists(result):
-    """[exec'd process, child] Cpus_allowed_list values from PROBE's output."""
-    return re.findall(r"Cpus_allowed_list:\s*(\S+)", result.stdout or "")
-
 
 def last_line(text):
     lines = [l for l in (text or "").splitlines() if l.strip()]
@@ -140,7 +82,7 @@ class Cases:
         allowed = sorted(os.sched_getaffinity(0))
         self.c0, self.c1 = allowed[0], allowed[1]
         # The container's cpuset: two CPUs, "0-1" on the 2-CPU CI machine.
-        self.cpuset = cpus_text({self.c0, self.c1})
+        self.cpuset = shimlib.format_cpus({self.c0, self.c1})
         self.both = self.cpuset
         # A CPU outside that cpuset ("5" on the CI machine and in the VM).
         self.outside = next(c for c in (5, 7, 9, 63, 1023) if c not in (self.c0, self.c1))
@@ -155,10 +97,10 @@ class Cases:
 
     # -- one exec, one expectation
     def expect(self, name, result, want, detail=""):
-        got = probe_lists(result)
-        self.r.ok(name, result.returncode == 0 and got == [want, want],
-                  "want exec'd and child on %s, got %s\n%s%s" % (
-                      want, got, result, ("\n" + detail) if detail else ""))
+        got = shimlib.allowed_lists(result.stdout)
+        self.r.check(name, result.returncode == 0 and got == [want, want],
+                     "want exec'd and child on %s, got %s\n%s%s" % (
+                         want, got, result, ("\n" + detail) if detail else ""))
 
     def probe_process(self, c, field=None, args=PROBE):
         p = c.process_json(list(args))
@@ -170,9 +112,9 @@ class Cases:
     def build_marks(self, name):
         v = fixture.run([self.crun, "--version"]).stdout
         s = fixture.run([self.stock, "--version"]).stdout if self.stock else ""
-        self.r.ok(name + "/version-token", "+EXECAFF" in v.splitlines()[-1], v)
+        self.r.check(name + "/version-token", "+EXECAFF" in v.splitlines()[-1], v)
         if self.stock:
-            self.r.ok(name + "/stock-has-no-token", "+EXECAFF" not in s, s)
+            self.r.check(name + "/stock-has-no-token", "+EXECAFF" not in s, s)
         readelf = shutil.which("readelf")
         if not readelf:
             self.r.skip(name + "/elf-note", "readelf not installed (binutils)")
@@ -181,28 +123,28 @@ class Cases:
         m = re.search(r"\bexecaff\s+0x0*12\b[^\n]*?\n?[^\n]*?description data: "
                       r"((?:[0-9a-f]{2} ?)+)", notes)
         desc = bytes.fromhex(m.group(1).replace(" ", "")) if m else b""
-        self.r.ok(name + "/elf-note", desc == b"exec-cpu-affinity\0", notes)
+        self.r.check(name + "/elf-note", desc == b"exec-cpu-affinity\0", notes)
         # The shim reads PT_NOTE segments, not sections: the note's section
         # must be mapped to a NOTE program header.
         seg = fixture.run([readelf, "-l", "-W", self.crun]).stdout
         types = re.findall(r"^\s{2}([A-Z_]+)\s+0x", seg.split("Section to Segment")[0], re.M)
         mapped = [int(m.group(1)) for m in re.finditer(r"^\s*(\d+)\s+(.*)$", seg.split(
             "Section to Segment")[-1], re.M) if ".note.execaff" in m.group(2).split()]
-        self.r.ok(name + "/in-PT_NOTE", any(types[i] == "NOTE" for i in mapped),
-                  "segments %s; .note.execaff in %s\n%s" % (types, mapped, seg))
+        self.r.check(name + "/in-PT_NOTE", any(types[i] == "NOTE" for i in mapped),
+                     "segments %s; .note.execaff in %s\n%s" % (types, mapped, seg))
 
     def libraries(self, name):
         # libexecaff is linked in statically, C++ runtime and all: a shared
         # library would be mapped into every crun command (DESIGN.md, 8).
         dyn = fixture.run(["readelf", "-d", "-W", self.crun])
         needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dyn.stdout)
-        self.r.ok(name + "/static", dyn.returncode == 0 and needed and
-                  not any("execaff" in n or "stdc++" in n for n in needed), dyn)
+        self.r.check(name + "/static", dyn.returncode == 0 and needed and
+                     not any("execaff" in n or "stdc++" in n for n in needed), dyn)
         syms = fixture.run(["nm", "-D", "--defined-only", self.crun])
-        self.r.ok(name + "/exports-nothing", syms.returncode == 0 and not re.search(
+        self.r.check(name + "/exports-nothing", syms.returncode == 0 and not re.search(
             r" (execaff_|_ZNSt|_ZSt)", syms.stdout), syms)
         ldd = fixture.run(["ldd", self.crun])
-        self.r.ok(name + "/ldd-resolves", ldd.returncode == 0 and "not found" not in ldd.stdout, ldd)
+        self.r.check(name + "/ldd-resolves", ldd.returncode == 0 and "not found" not in ldd.stdout, ldd)
         script = os.path.join(REPO, "tests", "vm", "build-initramfs.sh")
         if not (os.access(script, os.X_OK) and shutil.which("cpio")):
             self.r.skip(name + "/vm-initramfs", "tests/vm/build-initramfs.sh or cpio missing")
@@ -216,9 +158,9 @@ class Cases:
             if b.returncode == 0:
                 listing = subprocess.run("gzip -dc %s | cpio -it --quiet" % out, shell=True,
                                          capture_output=True, text=True).stdout
-            self.r.ok(name + "/vm-initramfs", b.returncode == 0 and
-                      "usr/local/bin/crun-execaff" in listing and "libyajl.so.2" in listing,
-                      "%s\nlisting has crun-execaff: %s" % (b, "usr/local/bin/crun-execaff" in listing))
+            self.r.check(name + "/vm-initramfs", b.returncode == 0 and
+                         "usr/local/bin/crun-execaff" in listing and "libyajl.so.2" in listing,
+                         "%s\nlisting has crun-execaff: %s" % (b, "usr/local/bin/crun-execaff" in listing))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -239,8 +181,8 @@ class Cases:
                 with open(out) as f:
                     read = sorted(set(m.group(1) for m in facts.finditer(f.read())))
                 want = field is not None
-                self.r.ok(prefix + label + ("-reads" if want else "-reads-no") + "-node-facts",
-                          r.returncode == 0 and bool(read) == want, "%s\n%s" % (r, read))
+                self.r.check(prefix + label + ("-reads" if want else "-reads-no") + "-node-facts",
+                             r.returncode == 0 and bool(read) == want, "%s\n%s" % (r, read))
 
     # -- the field in the exec process file
     def process_field(self, prefix):
@@ -294,8 +236,8 @@ class Cases:
         self.expect(name, c.exec_process(path), self.both)
         with open(path, "rb") as f:
             after = f.read()
-        self.r.ok(name + "/process-file-unchanged",
-                  after == before and os.stat(path).st_mtime_ns == st.st_mtime_ns)
+        self.r.check(name + "/process-file-unchanged",
+                     after == before and os.stat(path).st_mtime_ns == st.st_mtime_ns)
 
     def order(self, name, c):
         """strace -y: initial is set on the blocked grandchild before any
@@ -313,7 +255,7 @@ class Cases:
         with open(out) as f:
             trace = f.read()
         ok, why = check_order(trace, str(self.c0), str(self.c1))
-        self.r.ok(name, r.returncode == 0 and ok, "%s\n%s\n%s" % (why, r, trace))
+        self.r.check(name, r.returncode == 0 and ok, "%s\n%s\n%s" % (why, r, trace))
 
     def detached(self, name, c):
         # conmon's form: exec --pid-file P --process F --detach ID
@@ -328,15 +270,15 @@ class Cases:
             with open("/proc/%d/status" % pid) as f:
                 got = fixture.status_field(f.read(), "Cpus_allowed_list")
             os.kill(pid, 9)
-        self.r.ok(name, got == str(self.c1), "got %r\n%s" % (got, r))
+        self.r.check(name, got == str(self.c1), "got %r\n%s" % (got, r))
 
     def refused(self, name, c, field, needle):
         marker = "/tmp/ran-%s" % re.sub(r"\W", "-", name)
         r = c.exec_process(self.probe_process(c, field, args=["touch", marker]))
         err = last_line(r.stderr)
         ran = c.exec(["test", "-e", marker]).returncode == 0
-        self.r.ok(name, r.returncode != 0 and CRUN_ERROR.match(err) is not None and needle in err
-                  and not ran, "ran=%s, want a crun error naming %r\n%s" % (ran, needle, r))
+        self.r.check(name, r.returncode != 0 and CRUN_ERROR.match(err) is not None and needle in err
+                     and not ran, "ran=%s, want a crun error naming %r\n%s" % (ran, needle, r))
 
     def same_syscalls(self, name):
         """With no field, the state-changing syscalls of an exec are those of
@@ -356,7 +298,7 @@ class Cases:
                                  "setsid,kill,sched_setscheduler,setpriority,ioprio_set",
                                  rt, "--root", c.root, "exec", "--process", path, c.id])
                 if r.returncode != 0:
-                    self.r.ok(name, False, r)
+                    self.r.check(name, False, r)
                     return
                 with open(out) as f:
                     traces[label] = normalize_strace(f.read(), {rt: "CRUN", c.root: "ROOT",
@@ -365,7 +307,7 @@ class Cases:
         diff = "\n".join(difflib.unified_diff(traces["stock"], traces["patched"], "stock",
                                               "patched", lineterm=""))
         affinity = [l for l in traces["patched"] if "affinity" in l]
-        self.r.ok(name, not diff and not affinity and len(traces["stock"]) > 10, diff)
+        self.r.check(name, not diff and not affinity and len(traces["stock"]) > 10, diff)
 
     # -- config.json's process.execCPUAffinity: the default of execs without one
     def config_field(self, prefix):
@@ -434,7 +376,7 @@ class Cases:
         with open(out) as f:
             trace = f.read()
         sets = re.findall(r"sched_setaffinity\(\d+, \d+, \[([\d ]+?)(?: \.\.\.)?\]\)\s+= 0", trace)
-        return r, [cpus_text(int(x) for x in s.split()) for s in sets], trace
+        return r, [shimlib.format_cpus(int(x) for x in s.split()) for s in sets], trace
 
     def node_config(self, prefix):
         c0, both = str(self.c0), self.both
@@ -457,8 +399,8 @@ class Cases:
                     name = prefix + label
                     if self.r.wanted(name):
                         r, sets, trace = self.initial_and_final(c, env(path))
-                        self.r.ok(name, r.returncode == 0 and sets == want,
-                                  "want initial, final %s, got %s\n%s\n%s" % (want, sets, r, trace))
+                        self.r.check(name, r.returncode == 0 and sets == want,
+                                     "want initial, final %s, got %s\n%s\n%s" % (want, sets, r, trace))
                 # Only exec reads it: every other command is stock crun's.
                 name = prefix + "state-never-narrowed"
                 if self.r.wanted(name):
@@ -468,8 +410,8 @@ class Cases:
                                      c.root, "state", c.id], env=env(hk))
                     with open(out) as f:
                         trace = f.read()
-                    self.r.ok(name, r.returncode == 0 and "sched_setaffinity" not in trace and
-                              hk not in trace, "%s\n%s" % (r, trace))
+                    self.r.check(name, r.returncode == 0 and "sched_setaffinity" not in trace and
+                                 hk not in trace, "%s\n%s" % (r, trace))
             else:
                 self.r.skip(prefix + "housekeeping-*", "strace not installed")
             # A file that cannot be used fails the exec, naming it and why,
@@ -490,10 +432,10 @@ class Cases:
                 err = last_line(r.stderr)
                 ran = c.exec(["test", "-e", marker]).returncode == 0
                 st = fixture.run([self.crun, "--root", c.root, "state", c.id], env=env(path))
-                self.r.ok(name, r.returncode != 0 and err.startswith("exec CPU affinity: ") and
-                          needle in err and path in err and not ran and st.returncode == 0,
-                          "ran=%s, state rc=%s; want a crun error naming %r and %s\n%s" % (
-                              ran, st.returncode, needle, path, r))
+                self.r.check(name, r.returncode != 0 and err.startswith("exec CPU affinity: ") and
+                             needle in err and path in err and not ran and st.returncode == 0,
+                             "ran=%s, state rc=%s; want a crun error naming %r and %s\n%s" % (
+                                 ran, st.returncode, needle, path, r))
         # handler_default opts in a pod without the annotation (CRI-O
         # pointing a handler at the fork); "disable" and no file leave it.
         with fixture.Container(self.crun, cpus=self.cpuset) as c:
@@ -560,9 +502,9 @@ class Cases:
                 r, trace = self.early_trace(pod, argv, env)
                 ok = r.returncode == 0 and before_reexec(trace)
                 if "--detach" not in argv:
-                    ok = ok and probe_lists(r) == [c0, c0]
-                self.r.ok(name, ok, "want one sched_setaffinity(0, [%s]) after the re-execution, before "
-                          "the state is read, exec'd process on %s\n%s\n%s" % (c0, c0, r, trace))
+                    ok = ok and shimlib.allowed_lists(r.stdout) == [c0, c0]
+                self.r.check(name, ok, "want one sched_setaffinity(0, [%s]) after the re-execution, before "
+                             "the state is read, exec'd process on %s\n%s\n%s" % (c0, c0, r, trace))
             # crun's binary on a read-only filesystem: crun does not copy
             # itself (cloned_binary.c), so its only image narrows itself.
             name = prefix + "read-only-binary"
@@ -577,24 +519,24 @@ class Cases:
                             'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"', ro]
                     r, trace = self.early_trace(pod, [os.path.join(ro, "crun"), "--root", pod.root, "exec",
                                                       "--process", path, pod.id], env, wrap)
-                    self.r.ok(name, r.returncode == 0 and before_reexec(trace, reexec=False) and
-                              probe_lists(r) == [c0, c0], "want no execveat, one sched_setaffinity(0, [%s]) "
-                              "before the state is read\n%s\n%s" % (c0, r, trace))
+                    self.r.check(name, r.returncode == 0 and before_reexec(trace, reexec=False) and
+                                 shimlib.allowed_lists(r.stdout) == [c0, c0], "want no execveat, one sched_setaffinity(0, [%s]) "
+                                 "before the state is read\n%s\n%s" % (c0, r, trace))
             # An abbreviation argp takes (--deb for --debug) is not the
             # scanner's: no early pin, the decision still pins the exec.
             name = prefix + "abbreviation-pins-later"
             if self.r.wanted(name):
                 r, trace = self.early_trace(pod, [self.crun, "--deb", "--root", pod.root, "exec", "--process",
                                                   path, pod.id], env)
-                self.r.ok(name, r.returncode == 0 and not early.search(trace) and
-                          probe_lists(r) == [c0, c0], "%s\n%s" % (r, trace))
+                self.r.check(name, r.returncode == 0 and not early.search(trace) and
+                             shimlib.allowed_lists(r.stdout) == [c0, c0], "%s\n%s" % (r, trace))
             # Without housekeeping CPUs there is nothing to go to early.
             name = prefix + "no-housekeeping-no-early-pin"
             if self.r.wanted(name):
                 r, trace = self.early_trace(pod, [self.crun, "--root", pod.root, "exec", "--process", path,
                                                   pod.id], dict(os.environ, EXECAFF_CONFIG=self.node_file({})))
-                self.r.ok(name, r.returncode == 0 and not early.search(trace),
-                          "%s\n%s" % (r, trace))
+                self.r.check(name, r.returncode == 0 and not early.search(trace),
+                             "%s\n%s" % (r, trace))
         # Not pinned: crun is never narrowed, the result is stock crun's.
         for label, annotations, field in (("no-opt-in", None, None),
                                           ("annotation-disable", {ANNOTATION: "disable"}, None),
@@ -606,9 +548,9 @@ class Cases:
                 path = c.write_process(self.probe_process(c, field))
                 r, trace = self.early_trace(c, [self.crun, "--root", c.root, "exec", "--process", path, c.id],
                                             env)
-                self.r.ok(name, r.returncode == 0 and "sched_setaffinity" not in trace and
-                          probe_lists(r) == [both, both], "want no sched_setaffinity, %s\n%s\n%s" % (
-                              both, r, trace))
+                self.r.check(name, r.returncode == 0 and "sched_setaffinity" not in trace and
+                             shimlib.allowed_lists(r.stdout) == [both, both], "want no sched_setaffinity, %s\n%s\n%s" % (
+                                 both, r, trace))
         # `final` alone: early on the housekeeping CPUs, given back before
         # the fork, the grandchild on final.
         name = prefix + "final-only-gives-back"
@@ -618,11 +560,11 @@ class Cases:
                 r, trace = self.early_trace(c, [self.crun, "--root", c.root, "exec", "--process", path, c.id],
                                             env)
                 sets = re.findall(r"sched_setaffinity\((\d+), \d+, \[([\d ]+?)\]\)\s+= 0", trace)
-                got = [(pid == "0", cpus_text(int(x) for x in cpus.split())) for pid, cpus in sets]
-                self.r.ok(name, r.returncode == 0 and before_reexec(trace) and probe_lists(r) == [c1, c1] and
-                          got == [(True, c0), (False, both), (False, c1)],
-                          "want early [%s], crun given back [%s], grandchild on [%s]; got %s\n%s\n%s" % (
-                              c0, both, c1, got, r, trace))
+                got = [(pid == "0", shimlib.format_cpus(int(x) for x in cpus.split())) for pid, cpus in sets]
+                self.r.check(name, r.returncode == 0 and before_reexec(trace) and shimlib.allowed_lists(r.stdout) == [c1, c1] and
+                             got == [(True, c0), (False, both), (False, c1)],
+                             "want early [%s], crun given back [%s], grandchild on [%s]; got %s\n%s\n%s" % (
+                                 c0, both, c1, got, r, trace))
 
     # -- execaff-shim: native over the fork, emulated over stock
     def shim_paths(self, prefix):
@@ -661,10 +603,10 @@ class Cases:
                                              "--process", path, c.id],
                                             env=dict(env, EXECAFF_RUNTIME=rt))
                             mark = mark % rt if "%s" in mark else mark
-                            self.r.ok("%s/%s-path" % (name, kind), mark in r.stderr, r)
+                            self.r.check("%s/%s-path" % (name, kind), mark in r.stderr, r)
                             self.expect("%s/%s" % (name, kind), r, want)
-                            got[kind] = probe_lists(r)
-                    self.r.ok(name + "/same-result", got["native"] == got["emulated"], got)
+                            got[kind] = shimlib.allowed_lists(r.stdout)
+                    self.r.check(name + "/same-result", got["native"] == got["emulated"], got)
                 except Exception as e:
                     self.r.error(name, e)
         finally:
@@ -703,11 +645,11 @@ class Cases:
             results = json.loads(last_line(r.stdout))
         except ValueError:
             for n in names:
-                self.r.ok(n, False, r)
+                self.r.check(n, False, r)
             return
         for n, (ok, detail) in zip(names, results):
             if self.r.wanted(n):
-                self.r.ok(n, ok, detail)
+                self.r.check(n, ok, detail)
 
 
 def check_order(trace, initial, final):
@@ -718,7 +660,7 @@ def check_order(trace, initial, final):
     lines = trace.splitlines()
     sets = [(i, m.group(1), m.group(2)) for i, l in enumerate(lines)
             for m in [re.search(r"sched_setaffinity\((\d+), \d+, \[([\d ]+)\]\)\s+= 0", l)] if m]
-    as_list = lambda s: cpus_text(int(x) for x in s.split())
+    as_list = lambda s: shimlib.format_cpus(int(x) for x in s.split())
     # First crun puts itself on initial (config.md: where the runtime's
     # parent runs before the move), before it forks anything.
     first_pid = lines[0].split()[0] if lines else ""
@@ -787,7 +729,7 @@ def v2_inner(crun):
         c.create()
         c.start()
         ctr_cgroup = None
-        everything = cpus_text(allowed)
+        everything = shimlib.format_cpus(allowed)
         # initial only: final is left to the kernel's join (decision table
         # R22), which keeps cpuset & initial since 6.2.
         for field, want_into, want_cpus in ((None, True, everything),
@@ -855,7 +797,7 @@ def main():
         print("prepare-host.sh failed", file=sys.stderr)
         return 1
 
-    report = Report(a.only)
+    report = shimlib.Checks(only=a.only)
     # The fork reads the node config on every exec: keep the host's
     # /etc/execaff/shim.json (other tests write one) out of these cases.
     isolation = tempfile.mkdtemp(prefix="execaff-node-")
@@ -878,7 +820,7 @@ def main():
     t.cgroup_v2("cgroup-v2/")
     for d in t.node_dirs + [isolation]:
         shutil.rmtree(d, ignore_errors=True)
-    return report.summary()
+    return report.finish()
 
 
 if __name__ == "__main__":

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "node_facts.hpp"
 
-#include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/vfs.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <optional>
@@ -13,92 +11,12 @@
 #include <vector>
 
 #include "error.hpp"
-#include "file_descriptor.hpp"
+#include "procfs.hpp"
 
 namespace execaff {
 namespace {
 
 constexpr std::string_view kCpuDir = "/sys/devices/system/cpu";
-
-// /proc/self/mountinfo on a busy Kubernetes node runs to a few MiB; a file
-// far past that is none we know, and reading it whole would only eat memory.
-constexpr std::size_t kMaxFileSize = std::size_t{64} << 20;
-
-bool is_space(char c) noexcept {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-std::string_view trim_trailing_space(std::string_view text) noexcept {
-  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-  return text;
-}
-
-// The parts of `text` between `separator`s, in order, one at a time and
-// without allocating: mountinfo on a busy node has thousands of lines, and
-// this runs on the exec path.  An empty text is one empty part, as is the
-// text after a trailing separator.
-class Parts {
- public:
-  Parts(std::string_view text, char separator) noexcept : rest_(text), separator_(separator) {}
-
-  // The next part, or nullopt after the last one.
-  [[nodiscard]] std::optional<std::string_view> next() noexcept {
-    if (done_) return std::nullopt;
-    const std::size_t end = rest_.find(separator_);
-    if (end == std::string_view::npos) {
-      done_ = true;
-      return rest_;
-    }
-    const std::string_view part = rest_.substr(0, end);
-    rest_.remove_prefix(end + 1);
-    return part;
-  }
-
- private:
-  std::string_view rest_;
-  char separator_;
-  bool done_ = false;
-};
-
-bool contains_item(std::string_view list, std::string_view item, char separator) {
-  Parts parts(list, separator);
-  while (const auto part = parts.next()) {
-    if (*part == item) return true;
-  }
-  return false;
-}
-
-// `a` and `b` joined by exactly one slash, so neither root "/" nor a mount
-// point "/" ever yields "//".
-std::string join_path(std::string_view a, std::string_view b) {
-  while (!a.empty() && a.back() == '/') a.remove_suffix(1);
-  while (!b.empty() && b.front() == '/') b.remove_prefix(1);
-  std::string out(a);
-  out.push_back('/');
-  out += b;
-  return out;
-}
-
-// The whole of `path` in `out`; 0, or the errno of the open or read that
-// failed.  Read to EOF in a loop: procfs and sysfs hand out a page at a time.
-[[nodiscard]] int read_whole_file(const std::string& path, std::string& out) {
-  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (fd.get() < 0) return errno;
-  std::string text;
-  char buffer[16384];
-  while (true) {
-    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (n == 0) break;
-    if (text.size() + static_cast<std::size_t>(n) > kMaxFileSize) return EFBIG;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  out = std::move(text);
-  return 0;
-}
 
 [[noreturn]] void throw_read_error(const std::string& path, int code) {
   throw Error(code, path + ": " + errno_text(code));
@@ -219,143 +137,6 @@ CpuSet first_boot_param_cpus(const std::string& cmdline_path, std::string_view c
   return CpuSet();
 }
 
-// ---- /proc/self/mountinfo ------------------------------------------------
-
-// mountinfo writes ' ', '\t', '\n' and '\\' in paths as "\ooo" (octal).
-std::string unescape_mountinfo(std::string_view field) {
-  std::string out;
-  out.reserve(field.size());
-  for (std::size_t i = 0; i < field.size(); ++i) {
-    if (field[i] == '\\' && field.size() - i > 3) {
-      const char a = field[i + 1];
-      const char b = field[i + 2];
-      const char c = field[i + 3];
-      if (a >= '0' && a <= '3' && b >= '0' && b <= '7' && c >= '0' && c <= '7') {
-        out.push_back(static_cast<char>((a - '0') * 64 + (b - '0') * 8 + (c - '0')));
-        i += 3;
-        continue;
-      }
-    }
-    out.push_back(field[i]);
-  }
-  return out;
-}
-
-// One line of mountinfo, as views into its text; the two paths are still
-// escaped ("\\040" for a space), which compares just as well.
-struct Mount {
-  std::string_view root;         // the part of the filesystem mounted (field 4)
-  std::string_view mount_point;  // field 5
-  std::string_view fstype;
-  std::string_view super_options;
-};
-
-// The lines of mountinfo (proc(5)): "id parent major:minor root mount-point
-// options [optional fields...] - fstype source super-options".
-std::vector<Mount> parse_mountinfo(const std::string& path, std::string_view text) {
-  std::vector<Mount> mounts;
-  std::size_t line_number = 0;
-  Parts lines(text, '\n');
-  while (const auto line = lines.next()) {
-    ++line_number;
-    if (line->empty()) continue;
-    // Fields 4 and 5, then the "-" that ends the optional fields (from the
-    // seventh on), then fstype, source and super options.
-    std::string_view fields[4];
-    std::size_t index = 0;
-    std::size_t after_separator = 0;  // fields seen after "-"
-    Parts words(*line, ' ');
-    while (const auto word = words.next()) {
-      if (index == 3) fields[0] = *word;
-      if (index == 4) fields[1] = *word;
-      if (after_separator > 0) {
-        if (after_separator == 1) fields[2] = *word;
-        if (after_separator == 3) fields[3] = *word;
-        ++after_separator;
-      } else if (index >= 6 && *word == "-") {
-        after_separator = 1;
-      }
-      ++index;
-    }
-    if (after_separator < 4) {
-      throw Error(EINVAL, path + ": line " + std::to_string(line_number) + " " + quoted(*line) +
-                              " is not \"id parent dev root mount-point options ... - fstype "
-                              "source super-options\"");
-    }
-    mounts.push_back({fields[0], fields[1], fields[2], fields[3]});
-  }
-  return mounts;
-}
-
-// Whether a mount listed later sits on the same mount point and hides this
-// one, as a tmpfs over a cgroup mount would.
-bool is_covered(const std::vector<Mount>& mounts, std::size_t index) {
-  for (std::size_t later = index + 1; later < mounts.size(); ++later) {
-    if (mounts[later].mount_point == mounts[index].mount_point) return true;
-  }
-  return false;
-}
-
-// Whether a cgroup path names "..": it then lies above our cgroup
-// namespace's root, outside every mount we can see.
-bool goes_up(std::string_view cgroup_path) {
-  Parts parts(cgroup_path, '/');
-  while (const auto part = parts.next()) {
-    if (*part == "..") return true;
-  }
-  return false;
-}
-
-// The directory of cgroup `cgroup_path` through `mount`, or nullopt when
-// the mount shows another part of the hierarchy: a container's cgroup mount
-// has the container's own cgroup as its root (field 4).  Both paths are
-// relative to our cgroup namespace; a path going up ("/../x") lies outside
-// it and so outside every mount we can see.
-std::optional<std::string> cgroup_dir(const Mount& mount, std::string_view cgroup_path) {
-  if (cgroup_path.empty() || cgroup_path.front() != '/' || goes_up(cgroup_path)) {
-    return std::nullopt;
-  }
-  const std::string root = unescape_mountinfo(mount.root);
-  std::string_view mount_root = root;
-  while (!mount_root.empty() && mount_root.back() == '/') mount_root.remove_suffix(1);
-  std::string_view relative = cgroup_path;
-  if (!mount_root.empty()) {
-    if (cgroup_path.substr(0, mount_root.size()) != mount_root) return std::nullopt;
-    relative = cgroup_path.substr(mount_root.size());
-    if (!relative.empty() && relative.front() != '/') return std::nullopt;
-  }
-  return join_path(unescape_mountinfo(mount.mount_point), relative);
-}
-
-std::vector<CgroupLine> parse_pid_cgroup(const std::string& path, std::string_view text) {
-  std::vector<CgroupLine> lines;
-  std::size_t line_number = 0;
-  Parts text_lines(text, '\n');
-  while (const auto next_line = text_lines.next()) {
-    const std::string_view line = *next_line;
-    ++line_number;
-    if (line.empty()) continue;
-    // The path is last and may itself hold ':'.
-    const std::size_t first = line.find(':');
-    const std::size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
-    if (second == std::string_view::npos) {
-      throw Error(EINVAL, path + ": line " + std::to_string(line_number) + " " + quoted(line) +
-                              " is not \"hierarchy-ID:controller-list:path\"");
-    }
-    lines.push_back({line.substr(0, first), line.substr(first + 1, second - first - 1),
-                     line.substr(second + 1)});
-  }
-  return lines;
-}
-
-// `path` (absolute on the node) as seen under `root`.
-std::string under_root(const std::string& root, std::string_view path) {
-  std::string_view prefix = root;
-  while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
-  if (prefix.empty()) return std::string(path);
-  return join_path(prefix, path);
-}
-
 // A sysfs CPU mask that must exist and name at least one CPU.
 CpuSet read_required_mask(const std::string& root, std::string_view name) {
   const std::string path = under_root(root, join_path(kCpuDir, name));
@@ -387,15 +168,7 @@ bool lists_pid(std::string_view procs, pid_t pid) {
 NodeFacts::NodeFacts(std::string root) : root_(std::move(root)) {}
 
 std::optional<std::string> NodeFacts::read_optional(const std::string& path) const {
-  const std::string full = under_root(root_, path);
-  std::string text;
-  const int code = read_whole_file(full, text);
-  // ENOTDIR too: a missing directory in a fixture or a half-torn-down cgroup
-  // can leave a file where a directory was expected.
-  if (code == ENOENT || code == ENOTDIR) return std::nullopt;
-  if (code != 0) throw_read_error(full, code);
-  text.resize(trim_trailing_space(text).size());
-  return text;
+  return read_optional_file(under_root(root_, path));
 }
 
 CpuSet NodeFacts::online_cpus() const {
@@ -479,7 +252,7 @@ std::optional<std::optional<CgroupCpuset>> NodeFacts::cgroup_cpuset_at_usual_mou
   const auto cgroup_of_pid = [&](std::string_view mount, long magic,
                                  std::string_view cgroup_path) -> std::optional<std::string> {
     const std::string mount_point = under_root(root_, mount);
-    if (!is_filesystem(mount_point, magic) || goes_up(cgroup_path)) return std::nullopt;
+    if (!is_filesystem(mount_point, magic) || cgroup_path_goes_up(cgroup_path)) return std::nullopt;
     std::string dir = join_path(mount, cgroup_path);
     const std::optional<std::string> procs = read_optional(join_path(dir, "cgroup.procs"));
     if (!procs || !lists_pid(*procs, pid)) return std::nullopt;
@@ -519,80 +292,25 @@ std::optional<CgroupCpuset> NodeFacts::cgroup_cpuset_of_pid_by_mountinfo(pid_t p
 }
 
 std::optional<CgroupCpuset> NodeFacts::find_cgroup_cpuset(pid_t pid, bool try_usual_mounts) const {
-  if (pid <= 0) throw Error(EINVAL, "invalid pid " + std::to_string(pid));
-
-  const std::string pid_cgroup_path = under_root(root_, "/proc/" + std::to_string(pid) + "/cgroup");
-  std::string pid_cgroup_text;
-  if (const int code = read_whole_file(pid_cgroup_path, pid_cgroup_text); code != 0) {
-    // ESRCH: the task died between open and read.
-    if (code == ENOENT || code == ESRCH) {
-      throw Error(ESRCH, "container process " + std::to_string(pid) +
-                             " is gone: " + pid_cgroup_path + ": " + errno_text(code));
-    }
-    throw_read_error(pid_cgroup_path, code);
-  }
-  const std::vector<CgroupLine> lines = parse_pid_cgroup(pid_cgroup_path, pid_cgroup_text);
+  const ProcessCgroups cgroups(root_, pid);
   if (try_usual_mounts) {
-    if (auto found = cgroup_cpuset_at_usual_mounts(lines, pid)) return *found;
+    if (auto found = cgroup_cpuset_at_usual_mounts(cgroups.lines(), pid)) return *found;
   }
-
-  const std::string mountinfo_path = under_root(root_, "/proc/self/mountinfo");
-  std::string mountinfo_text;
-  if (const int code = read_whole_file(mountinfo_path, mountinfo_text); code != 0) {
-    throw_read_error(mountinfo_path, code);
+  const std::optional<ControllerCgroup> cgroup = cgroups.controller_cgroup("cpuset");
+  if (!cgroup) return std::nullopt;
+  if (cgroup->v2) {
+    const std::string effective = cgroup->file("cpus.effective");
+    if (auto found = read_cgroup_cpuset(effective)) return found;
+    throw Error(ENOENT, under_root(root_, effective) + ": " + errno_text(ENOENT));
   }
-  const std::vector<Mount> mounts = parse_mountinfo(mountinfo_path, mountinfo_text);
-
-  // cgroup v1: the cpuset hierarchy, when mounted, is where the controller
-  // lives; it cannot also be on the v2 hierarchy.
-  for (const CgroupLine& line : lines) {
-    if (line.hierarchy == "0" || !contains_item(line.controllers, "cpuset", ',')) continue;
-    for (std::size_t i = 0; i < mounts.size(); ++i) {
-      const Mount& mount = mounts[i];
-      if (mount.fstype != "cgroup" || !contains_item(mount.super_options, "cpuset", ',') ||
-          is_covered(mounts, i)) {
-        continue;
-      }
-      const std::optional<std::string> dir = cgroup_dir(mount, line.path);
-      if (!dir) continue;
-      // Android mounts the hierarchy with "noprefix": "cpus", not "cpuset.cpus".
-      const std::string prefix =
-          contains_item(mount.super_options, "noprefix", ',') ? "" : "cpuset.";
-      // effective_cpus appeared in Linux 3.17 with the default hierarchy's
-      // cpuset rework; before it, cpus was the only mask.
-      const std::string effective = join_path(*dir, prefix + "effective_cpus");
-      if (auto found = read_cgroup_cpuset(effective)) return found;
-      const std::string configured = join_path(*dir, prefix + "cpus");
-      if (auto found = read_cgroup_cpuset(configured)) return found;
-      throw Error(ENOENT, under_root(root_, effective) + ": " + errno_text(ENOENT) +
-                              ", nor is there " + prefix + "cpus (the cgroup of pid " +
-                              std::to_string(pid) + " is gone or not visible here)");
-    }
-  }
-
-  // cgroup v2: "0::/path".  cpuset's files exist in a cgroup only when its
-  // parent enables the controller for it, which cgroup.controllers lists.
-  for (const CgroupLine& line : lines) {
-    if (line.hierarchy != "0" || !line.controllers.empty()) continue;
-    for (std::size_t i = 0; i < mounts.size(); ++i) {
-      const Mount& mount = mounts[i];
-      if (mount.fstype != "cgroup2" || is_covered(mounts, i)) continue;
-      const std::optional<std::string> dir = cgroup_dir(mount, line.path);
-      if (!dir) continue;
-      const std::string controllers_file = join_path(*dir, "cgroup.controllers");
-      const std::optional<std::string> controllers = read_optional(controllers_file);
-      if (!controllers) {
-        throw Error(ENOENT, under_root(root_, controllers_file) + ": " + errno_text(ENOENT) +
-                                " (the cgroup of pid " + std::to_string(pid) +
-                                " is gone or not visible here)");
-      }
-      if (!contains_item(*controllers, "cpuset", ' ')) return std::nullopt;
-      const std::string effective = join_path(*dir, "cpuset.cpus.effective");
-      if (auto found = read_cgroup_cpuset(effective)) return found;
-      throw Error(ENOENT, under_root(root_, effective) + ": " + errno_text(ENOENT));
-    }
-  }
-  return std::nullopt;
+  // effective_cpus appeared in Linux 3.17 with the default hierarchy's
+  // cpuset rework; before it, cpus was the only mask.
+  const std::string effective = cgroup->file("effective_cpus");
+  if (auto found = read_cgroup_cpuset(effective)) return found;
+  if (auto found = read_cgroup_cpuset(cgroup->file("cpus"))) return found;
+  throw Error(ENOENT, under_root(root_, effective) + ": " + errno_text(ENOENT) + ", nor is there " +
+                          cgroup->file_prefix + "cpus (the cgroup of pid " + std::to_string(pid) +
+                          " is gone or not visible here)");
 }
 
 }  // namespace execaff

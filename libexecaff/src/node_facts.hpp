@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The node's CPU facts, read from sysfs, procfs and cgroupfs under a root
-// directory so that tests run on fixture trees.  Read on every call, never
+// directory so that tests run on fixture trees (procfs.hpp reads the files
+// and resolves a process's cgroups).  Read on every call, never
 // cached: the node can change between two execs (seed 000's lesson).  No
 // syscall beyond reading files.
 #pragma once
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "cpu_set.hpp"
+#include "procfs.hpp"
 
 namespace execaff {
 
@@ -26,14 +28,6 @@ struct IsolatedCpus {
 struct CgroupCpuset {
   CpuSet cpus;
   std::string file;  // e.g. "/sys/fs/cgroup/cpuset/kubepods/pod1/ctr/cpuset.effective_cpus"
-};
-
-// One line of /proc/<pid>/cgroup, "hierarchy-ID:controller-list:path", as
-// views into the file's text.
-struct CgroupLine {
-  std::string_view hierarchy;
-  std::string_view controllers;
-  std::string_view path;
 };
 
 class NodeFacts {

@@ -160,6 +160,23 @@ def test_explain():
                   f"explain {' '.join(argv[-2:])}: exit 1 naming {needle!r} ({r.stderr.strip()})")
         r = run("explain", "--bundle", plain, "--frobnicate")
         check(r.returncode == 2 and "--frobnicate" in r.stderr, "explain: unknown option is usage")
+        r = run("explain", "--bundle", plain, "--runtime", "youki")
+        check(r.returncode == 2 and "--runtime \"youki\" is not runc or crun" in r.stderr,
+              f"explain: --runtime names runc or crun ({r.stderr.strip()})")
+        r = run("explain", "--bundle", plain, "--root-fs", os.path.join(tmp, "nope"))
+        check(r.returncode == 2 and "--root-fs" in r.stderr,
+              f"explain: a missing --root-fs is a usage error, as audit's ({r.stderr.strip()})")
+        # The node config audit reads: an absent --config is no config; a
+        # directory is an error naming it.
+        r = run("explain", "--bundle", plain, "--caller-cpus", "0",
+                "--config", os.path.join(tmp, "none.json"))
+        check(r.returncode == 0 and json.loads(r.stdout).get("pinned") is False,
+              f"explain: an absent --config is no config ({r.stderr.strip()})")
+        r = run("explain", "--bundle", plain, "--config", tmp)
+        check(r.returncode == 1 and tmp in r.stderr and r.stdout == "",
+              f"explain: a --config that is no file is exit 1 naming it ({r.stderr.strip()})")
+        r = run("explain", "--help")
+        check(r.returncode == 0 and "--runtime runc|crun" in r.stdout, "explain --help: the usage")
         r = run("explain")
         check(r.returncode == 2 and "--bundle" in r.stderr, "explain: --bundle is required")
 

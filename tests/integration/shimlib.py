@@ -8,6 +8,8 @@
   of tests/runtimes.txt that ignore the field, runc and crun) that are
   installed; skips when none is.  ``kind_of(name)``: runc or crun.
 * ``Checks``: one printed line per sub-case, failures collected, exit code.
+* ``format_cpus()`` / ``allowed_lists()``: a set of CPU ids as a cpuset
+  list; the Cpus_allowed_list values in a text.
 * ``shim_env()``: the environment for one shim call, isolated from a host
   ``/etc/execaff/shim.json``.
 * ``write_config()``: a root-owned 0600 shim config in a temp dir.
@@ -150,12 +152,25 @@ def run_per_runtime(run_for, workdir_prefix):
 # ------------------------------------------------------------- reporting
 
 class Checks:
-    """Collects sub-case results; prints one line per sub-case."""
+    """Collects sub-case results; prints one line per sub-case and ends with
+    "N passed, N failed, N skipped" (contrib/crun/ci.sh and tests/run-all.sh
+    read that line from contrib/crun/test_exec_affinity.py).  ``only``:
+    substrings that select the sub-cases to run (``wanted``)."""
 
-    def __init__(self, prefix=""):
+    def __init__(self, prefix="", only=()):
         self.prefix = prefix
+        self.only = list(only)
         self.failures = []
         self.passed = 0
+        self.skipped = 0
+
+    def wanted(self, name):
+        return not self.only or any(o in name for o in self.only)
+
+    def skip(self, name, why):
+        """A sub-case this machine cannot run, and why."""
+        self.skipped += 1
+        print("SKIP %s%s  # %s" % (self.prefix, name, why), flush=True)
 
     def check(self, name, ok, detail=""):
         label = "%s%s" % (self.prefix, name)
@@ -192,9 +207,9 @@ class Checks:
             print("\n%d of %d sub-cases FAILED:" % (len(self.failures), total))
             for f in self.failures:
                 print("  %s" % f)
-            return 1
-        print("\nall %d sub-cases passed" % total)
-        return 0
+        print("\n%d passed, %d failed, %d skipped" % (
+            self.passed, len(self.failures), self.skipped))
+        return 1 if self.failures else 0
 
 
 # ------------------------------------------------------------ environment

@@ -13,7 +13,10 @@ Per runtime, two busybox containers with cpuset "0-1" and the annotation
 * clean: a process exec'd through the shim, left alone — audit must see it
   (one exec'd process) and report nothing, exit 0; beside it, under the
   same root, a container that does not opt in, with a process exec'd by the
-  bare runtime: not held to any final, so still nothing.
+  bare runtime: not held to any final, so still nothing.  That one has
+  cpu shares 512, and audit reports its CPU weight from the cgroup the
+  kernel names for the cpu controller (v1 cpu.shares, found through
+  mountinfo: 512; v2 cpu.weight, the runtime's conversion).
 
 Also: --prometheus writes the gauges atomically (no temp file left), the
 counts per container are right, and the exit status is 1 with findings.
@@ -57,6 +60,20 @@ def background_exec(argv, env):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def kernel_cpu_weight(pid, shares):
+    """What audit must report for a container given cpu `shares`: on a v1
+    cpu hierarchy the shares themselves; on v2 the cpu.weight the runtime
+    wrote (its own conversion), beside the cgroup of /proc/PID/cgroup's
+    "0::" line under the usual v2 mount."""
+    with open("/proc/%d/cgroup" % pid) as f:
+        lines = [line.split(":", 2) for line in f.read().splitlines()]
+    if any("cpu" in controllers.split(",") for _, controllers, _ in lines):
+        return shares
+    path = next(p for hierarchy, _, p in lines if hierarchy == "0")
+    with open("/sys/fs/cgroup%s/cpu.weight" % path.rstrip("/")) as f:
+        return int(f.read())
+
+
 def audit(cli, roots, config, *extra):
     argv = [cli, "audit", "--config", config]
     for r in roots:
@@ -71,7 +88,11 @@ def run_for(name, path, cli, shim, checks, work):
     annotations = {ANNOTATION: "first"}
     with fixture.Container(path, cpus="0-1", annotations=annotations) as escaped, \
             fixture.Container(path, cpus="0-1", annotations=annotations) as clean, \
-            fixture.Container(path, cpus="0-1", root=clean.root) as plain:
+            fixture.Container(path, cpus="0-1", root=clean.root, start=False) as plain:
+        plain.bundle.config["linux"]["resources"]["cpu"]["shares"] = 512
+        plain.bundle.write_config()
+        plain.create()
+        plain.start()
         try:
             tag = str(os.getpid())
             # Through the shim, then re-pinned by hand: "a task someone re-pinned".
@@ -101,6 +122,9 @@ def run_for(name, path, cli, shim, checks, work):
                          for c in doc.get("containers", []))
             checks.eq("%s clean pod: its exec was seen" % name, got,
                       sorted([(clean.id, True, "0", 1), (plain.id, False, None, 1)]), r.stdout)
+            weights = {c["id"]: c["cpu_weight"] for c in doc.get("containers", [])}
+            checks.eq("%s cpu weight of the pod with cpu shares 512" % name,
+                      weights.get(plain.id), kernel_cpu_weight(plain.pid, 512), r.stdout)
 
             prom = os.path.join(work, "execaff.prom")
             r = audit(cli, [escaped.root, clean.root], config, "--json", "--prometheus", prom)

@@ -16,7 +16,11 @@ allowed), so the trampoline could not set final:
   when there is no --log);
 * with "debug": the whole pre-flight report is logged;
 * a container without the profile: the pre-flight passes and the exec is
-  pinned to "0" (the check must be able to say yes).
+  pinned to "0" (the check must be able to say yes);
+* `exec --env A=b ID sh` there: the shim pins it with runc and hands it to
+  crun, which finds no sh (its --env replaces the environment), and
+  explain's program check says the same, by the config's runtime or by
+  --runtime.
 
 Exit codes: 0 pass, 1 fail, 77 skip.
 Usage: test_preflight.py [runtime ...]   (default: runc crun)
@@ -109,6 +113,29 @@ def run_for(name, path, cli, shim, checks, work):
         checks.eq("%s no profile: exit 0" % name, r.returncode, 0, r)
         checks.contains("%s no profile: pinned to final" % name, r.stdout,
                         "Cpus_allowed_list:\t0\n")
+
+        # The shim and explain resolve the program with one function
+        # (libexecaff/src/exec_program.hpp): with --env, crun replaces the
+        # environment (no PATH left: "sh" is not found, crun exits 255) and
+        # runc appends to it.  explain takes the rules from the config's
+        # runtime, or from --runtime.
+        exec_opts, command = ["--env", "A=b"], ["sh", "-c", "true"]
+        r = fixture.run([shim, "--root", c.root, "exec"] + exec_opts + [c.id] + command,
+                        env=shimlib.shim_env(config=config))
+        runs = r.returncode == 0
+        checks.eq("%s --env: the bare runtime's outcome (255 only with crun)" % name,
+                  r.returncode, 255 if shimlib.kind_of(name) == "crun" else 0, r)
+        base = [cli, "explain", "--bundle", c.bundle.dir, "--container-pid", str(c.pid),
+                "--caller-cpus", "0-1"] + exec_opts
+        for label, extra in (("config's runtime", ["--config", config]),
+                             ("--runtime runc", ["--runtime", "runc"]),
+                             ("--runtime crun", ["--runtime", "crun"])):
+            r = fixture.run(base + extra + command)
+            pre = (json.loads(r.stdout) if r.returncode == 0 else {}).get("preflight") or {}
+            found = [k["ok"] for k in pre.get("checks", []) if k["name"] == "program"]
+            want = runs if label == "config's runtime" else label.endswith("runc")
+            checks.eq("%s explain --env A=b sh, %s: program %s" % (
+                name, label, "found" if want else "not found"), found, [want], r)
 
 
 def main():

@@ -11,7 +11,7 @@
 
 #include "audit_scan.hpp"
 #include "error.hpp"
-#include "node_config_source.hpp"
+#include "command_options.hpp"
 
 namespace {
 
@@ -135,8 +135,14 @@ TEST(IrqbalanceFile, AssignmentsAsTheShellReadsThem) {
   }
 }
 
+execaff::NodeConfig read_config(const std::string& path) {
+  execaff::cli::NodeOptions options;
+  options.config_path = path;
+  return execaff::cli::read_node_config(options);
+}
+
 TEST(NodeConfig, AbsentFileIsNoConfig) {
-  const auto config = execaff::cli::read_node_config("/nonexistent/execaff/shim.json");
+  const auto config = read_config("/nonexistent/execaff/shim.json");
   EXPECT_FALSE(config.handler_default);
   EXPECT_FALSE(config.housekeeping_cpus);
   EXPECT_EQ(config.path, "");
@@ -151,12 +157,12 @@ TEST(NodeConfig, ReadThroughTheShimsRules) {
   ASSERT_NE(f, nullptr);
   std::fputs("{\"housekeeping_cpus\": \"0-1\", \"handler_default\": \"first\"}", f);
   std::fclose(f);
-  const auto config = execaff::cli::read_node_config(path);
+  const auto config = read_config(path);
   EXPECT_EQ(config.housekeeping_cpus, CpuSet::parse("0-1"));
   EXPECT_EQ(config.handler_default, "first");
   EXPECT_EQ(std::getenv("EXECAFF_CONFIG"), nullptr);  // restored
   ::chmod(path.c_str(), 0666);
-  EXPECT_THROW((void)execaff::cli::read_node_config(path), execaff::Error);
+  EXPECT_THROW((void)read_config(path), execaff::Error);
   ::unlink(path.c_str());
   ::rmdir(dir);
 }

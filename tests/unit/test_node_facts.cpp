@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// NodeFacts against the node trees in tests/fixtures/nodes (see the README
-// there), against small trees written per test for odd command lines and
-// mount tables, and against this machine's own root.
+// NodeFacts and procfs.hpp's ProcessCgroups against the node trees in
+// tests/fixtures/nodes (see the README there), against small trees written
+// per test for odd command lines and mount tables, and against this
+// machine's own root.
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -24,6 +25,7 @@
 #include "cpu_set.hpp"
 #include "error.hpp"
 #include "node_facts.hpp"
+#include "procfs.hpp"
 
 using execaff::CgroupCpuset;
 using execaff::CpuSet;
@@ -599,6 +601,58 @@ TEST(Mounts, OddMountTables) {
 }
 
 // ---- resources --------------------------------------------------------------
+
+// ---- procfs: any controller's cgroup, v1 and v2 ------------------------------
+
+TEST(ProcessCgroups, V1ControllerInAHierarchyOfItsOwn) {
+  const execaff::ProcessCgroups cgroups(node_root("hybrid-v1"), 4242);
+  const auto cpu = cgroups.controller_cgroup("cpu");
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_FALSE(cpu->v2);
+  EXPECT_EQ(cpu->file("shares"), std::string("/sys/fs/cgroup/cpu/docker/") + kDocker + "/cpu.shares");
+  const auto cpuacct = cgroups.controller_cgroup("cpuacct");
+  ASSERT_TRUE(cpuacct.has_value());
+  EXPECT_EQ(cpuacct->dir, std::string("/sys/fs/cgroup/cpuacct/docker/") + kDocker);
+  // rdma is on no v1 hierarchy here, and the controller-less cgroup2 at
+  // /sys/fs/cgroup/unified does not list it.
+  EXPECT_FALSE(cgroups.controller_cgroup("rdma").has_value());
+}
+
+TEST(ProcessCgroups, V1CoMountedControllers) {
+  // OpenShift's "cpu,cpuacct": the line lists both, so does the mount.
+  const execaff::ProcessCgroups cgroups(node_root("openshift-like"), 5120);
+  const auto cpu = cgroups.controller_cgroup("cpu");
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_EQ(cpu->dir.rfind("/sys/fs/cgroup/cpu,cpuacct/kubepods.slice/", 0), 0u) << cpu->dir;
+  EXPECT_TRUE(cpu->file("shares").ends_with(".scope/cpu.shares")) << cpu->file("shares");
+}
+
+TEST(ProcessCgroups, V2ControllerListedInCgroupControllers) {
+  const execaff::ProcessCgroups cgroups(node_root("v2-4cpu"), 3000);
+  const auto cpu = cgroups.controller_cgroup("cpu");
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_TRUE(cpu->v2);
+  EXPECT_TRUE(cpu->file("weight").ends_with(".scope/cpu.weight")) << cpu->file("weight");
+  EXPECT_FALSE(cgroups.controller_cgroup("blkio").has_value());  // not a v2 controller
+  // system.slice does not enable cpuset for containerd (pid 777).
+  EXPECT_FALSE(execaff::ProcessCgroups(node_root("v2-4cpu"), 777).controller_cgroup("cpuset"));
+}
+
+TEST(ProcessCgroups, NoprefixAndAMissingV2Cgroup) {
+  TempNode node;
+  node.write("/proc/self/mountinfo",
+             "34 31 0:31 / /dev/cpuctl rw - cgroup cgroup rw,cpu,noprefix\n"
+             "30 21 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n");
+  node.write("/proc/7/cgroup", "2:cpu:/apps\n0::/gone\n");
+  const execaff::ProcessCgroups cgroups(node.root(), 7);
+  const auto cpu = cgroups.controller_cgroup("cpu");
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_EQ(cpu->file("shares"), "/dev/cpuctl/apps/shares");  // Android's noprefix
+  expect_error([&] { (void)cgroups.controller_cgroup("memory"); }, ENOENT,
+               {node.root() + "/sys/fs/cgroup/gone/cgroup.controllers", "pid 7 is gone"});
+  expect_error([&] { (void)execaff::ProcessCgroups(node.root(), 8); }, ESRCH,
+               {"container process 8 is gone"});
+}
 
 TEST(Resources, NoDescriptorLeaks) {
   const std::size_t before = open_fd_count();

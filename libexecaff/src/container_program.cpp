@@ -16,7 +16,9 @@
 #include <cerrno>
 #include <functional>
 
-namespace execaff::shim {
+#include "file_descriptor.hpp"
+
+namespace execaff {
 namespace {
 
 enum class Lookup { found, absent, unknown };
@@ -75,24 +77,6 @@ bool same_answer_for_everyone(int fd) {
   }
 }
 
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  void reset(int fd) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-  [[nodiscard]] int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 // Phase 2: resolve `path` from this process's root one component at a
 // time, the way the kernel does (symlinks followed, ".." physical and
 // stopped at the root, a trailing "/" only on a directory), and refuse to
@@ -111,7 +95,7 @@ Lookup walk(const std::string& path) {
     todo.insert(todo.end(), parts.rbegin(), parts.rend());
   };
   auto open_root = [] { return ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC); };
-  Fd cur(open_root());
+  FileDescriptor cur(open_root());
   if (cur.get() < 0 || !same_answer_for_everyone(cur.get())) return Lookup::unknown;
   push_path(path);
   struct stat st {};
@@ -122,7 +106,7 @@ Lookup walk(const std::string& path) {
     todo.pop_back();
     if (!S_ISDIR(st.st_mode)) return Lookup::absent;  // ENOTDIR, as the kernel says
     if (name.empty() || name == ".") continue;
-    Fd next(::openat(cur.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    FileDescriptor next(::openat(cur.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
     if (next.get() < 0) {
       return errno == ENOENT || errno == ENOTDIR ? Lookup::absent : Lookup::unknown;
     }
@@ -141,41 +125,15 @@ Lookup walk(const std::string& path) {
       const std::string link(target, static_cast<std::size_t>(n));
       push_path(link);
       if (link.front() == '/') {
-        cur.reset(open_root());
+        cur = FileDescriptor(open_root());
         if (cur.get() < 0 || ::fstat(cur.get(), &st) != 0) return Lookup::unknown;
       }
       continue;
     }
-    cur.reset(::dup(next.get()));
-    if (cur.get() < 0) return Lookup::unknown;
+    cur = std::move(next);
     st = next_st;
   }
   return classify(st);
-}
-
-// Go's filepath.Clean: runc looks up filepath.Join(dir, file), a lexical
-// clean ("/a/../bin/sh" is "/bin/sh" whatever /a is).
-std::string lexically_clean(const std::string& path) {
-  const bool absolute = !path.empty() && path.front() == '/';
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    const std::size_t slash = std::min(path.find('/', start), path.size());
-    std::string part = path.substr(start, slash - start);
-    start = slash + 1;
-    if (part.empty() || part == ".") continue;
-    if (part == "..") {
-      if (!out.empty() && out.back() != "..") {
-        out.pop_back();
-        continue;
-      }
-      if (absolute) continue;
-    }
-    out.push_back(std::move(part));
-  }
-  std::string joined = absolute ? "/" : "";
-  for (std::size_t i = 0; i < out.size(); ++i) joined += (i ? "/" : "") + out[i];
-  return joined.empty() ? "." : joined;
 }
 
 // A $PATH candidate: runc looks up Go's lexically cleaned spelling, crun
@@ -184,7 +142,7 @@ std::string lexically_clean(const std::string& path) {
 Lookup walk_as_runtimes_spell_it(const std::string& path, bool joined) {
   const Lookup raw = walk(path);
   if (!joined) return raw;
-  const std::string clean = lexically_clean(path);
+  const std::string clean = go_clean_path(path);
   if (clean == path) return raw;
   return walk(clean) == raw ? raw : Lookup::unknown;
 }
@@ -202,9 +160,9 @@ std::string path_variable(const std::vector<std::string>& env, bool* seen) {
 }
 
 // The runtime's search, candidate by candidate (FACTS.md §8).
-Answer search(const std::string& program, const std::vector<std::string>& env,
-              const std::string& cwd, PathRules rules, const LookFn& look) {
-  const std::string here = cwd.empty() ? "/" : cwd;
+Answer search(const ExecProgram& exec, const LookFn& look) {
+  const std::string& program = exec.program;
+  const std::string here = exec.cwd.empty() ? "/" : exec.cwd;
   if (program.find('/') != std::string::npos) {
     switch (look(program.front() == '/' ? program : here + "/" + program, false)) {
       case Lookup::found: return Answer::present;
@@ -213,7 +171,7 @@ Answer search(const std::string& program, const std::vector<std::string>& env,
     }
   }
   bool seen = false;
-  const std::string path = path_variable(env, &seen);
+  const std::string path = path_variable(exec.env, &seen);
   if (!seen || path.empty()) return Answer::missing;  // both: "not found in $PATH"
   std::size_t start = 0;
   while (start <= path.size()) {
@@ -221,7 +179,7 @@ Answer search(const std::string& program, const std::vector<std::string>& env,
     std::string dir = path.substr(start, colon - start);
     start = colon + 1;
     if (dir.empty()) {
-      if (rules == PathRules::crun) continue;
+      if (exec.rules == RuntimeRules::crun) continue;
       dir = ".";
     }
     const bool relative = dir.front() != '/';
@@ -230,7 +188,7 @@ Answer search(const std::string& program, const std::vector<std::string>& env,
     if (got == Lookup::unknown) return Answer::unknown;
     if (got == Lookup::found) {
       // runc refuses a match in a relative element (Go's ErrDot).
-      return relative && rules == PathRules::runc ? Answer::refused : Answer::present;
+      return relative && exec.rules == RuntimeRules::runc ? Answer::refused : Answer::present;
     }
   }
   return Answer::missing;
@@ -247,12 +205,10 @@ bool definite(Answer a) {
 // not runnable in either; anything else, a crash or the alarm included:
 // not definite.  The alarm bounds a look-up that blocks (a hung NFS
 // server): the shim must not hang the node's runtime.
-bool definitely_not_runnable(pid_t init_pid, const std::string& program,
-                             const std::vector<std::string>& env, const std::string& cwd,
-                             PathRules rules) {
+bool definitely_not_runnable(pid_t init_pid, const ExecProgram& exec) {
   const std::string proc = "/proc/" + std::to_string(init_pid);
-  Fd mnt(::open((proc + "/ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
-  Fd root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  FileDescriptor mnt(::open((proc + "/ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
+  FileDescriptor root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (mnt.get() < 0 || root.get() < 0) return false;
   const pid_t child = ::fork();
   if (child < 0) return false;
@@ -265,10 +221,10 @@ bool definitely_not_runnable(pid_t init_pid, const std::string& program,
     (void)::sigprocmask(SIG_UNBLOCK, &alarm_only, nullptr);
     ::alarm(2);
     if (::setns(mnt.get(), CLONE_NEWNS) != 0) ::_exit(2);
-    const Answer in_namespace_root = search(program, env, cwd, rules, walk_as_runtimes_spell_it);
+    const Answer in_namespace_root = search(exec, walk_as_runtimes_spell_it);
     if (!definite(in_namespace_root)) ::_exit(3);
     if (::fchdir(root.get()) != 0 || ::chroot(".") != 0) ::_exit(2);
-    const Answer in_init_root = search(program, env, cwd, rules, walk_as_runtimes_spell_it);
+    const Answer in_init_root = search(exec, walk_as_runtimes_spell_it);
     ::_exit(definite(in_init_root) ? 0 : 3);
   }
   int status = 0;
@@ -280,15 +236,13 @@ bool definitely_not_runnable(pid_t init_pid, const std::string& program,
 
 }  // namespace
 
-bool program_may_exist(pid_t init_pid, const std::string& program,
-                       const std::vector<std::string>& env, const std::string& cwd,
-                       PathRules rules) noexcept {
+bool program_may_exist(pid_t init_pid, const ExecProgram& exec) noexcept {
   try {
-    if (program.empty()) return true;  // let the runtime say what it says
+    if (exec.program.empty()) return true;  // let the runtime say what it says
     const std::string root = "/proc/" + std::to_string(init_pid) + "/root";
-    Fd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    FileDescriptor root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (root_fd.get() < 0) return true;
-    const Answer quick = search(program, env, cwd, rules, [&](const std::string& p, bool) {
+    const Answer quick = search(exec, [&](const std::string& p, bool) {
       return look_through_proc_root(root_fd.get(), p);
     });
     if (quick == Answer::present || quick == Answer::unknown) return true;
@@ -296,10 +250,10 @@ bool program_may_exist(pid_t init_pid, const std::string& program,
     // could not do (issue 11: /proc/self/root/bin/busybox is absent for a
     // reader outside the container's pid namespace): hand the exec over
     // unpinned only when the runtime's own look-up must fail too.
-    return !definitely_not_runnable(init_pid, program, env, cwd, rules);
+    return !definitely_not_runnable(init_pid, exec);
   } catch (...) {
     return true;
   }
 }
 
-}  // namespace execaff::shim
+}  // namespace execaff

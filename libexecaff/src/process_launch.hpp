@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace execaff::shim {
+namespace execaff {
 
 struct ProcessLaunch {
   std::vector<std::string> args;
@@ -24,4 +24,4 @@ struct ProcessLaunch {
 [[nodiscard]] ProcessLaunch read_process_launch(const std::string& json, std::string_view under_key,
                                                 std::string_view source);
 
-}  // namespace execaff::shim
+}  // namespace execaff

@@ -6,7 +6,7 @@
 #include "error.hpp"
 #include "yajl_tree.hpp"
 
-namespace execaff::shim {
+namespace execaff {
 namespace {
 
 std::vector<std::string> strings(yajl_val array, std::string_view source, const char* key) {
@@ -42,4 +42,4 @@ ProcessLaunch read_process_launch(const std::string& json, std::string_view unde
   return launch;
 }
 
-}  // namespace execaff::shim
+}  // namespace execaff

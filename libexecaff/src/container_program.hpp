@@ -10,7 +10,8 @@
 // whose magic links name the reader's root), a FUSE mount, a root that is
 // not the one setns gives — is not "missing"; such an exec takes the pinned
 // path and the trampoline reports what it finds.  Nothing runs unpinned
-// because of a look-up the shim could not do.
+// because of a look-up the shim could not do.  `execaff explain`'s
+// pre-flight asks the same question the same way.
 //
 // Two phases: one openat2 through /proc/<init>/root (RESOLVE_IN_ROOT,
 // no magic links), whose "found" is final — the common case costs one
@@ -23,26 +24,16 @@
 
 #include <sys/types.h>
 
-#include <string>
-#include <vector>
+#include "exec_program.hpp"
 
-namespace execaff::shim {
+namespace execaff {
 
-// How the runtime searches $PATH when the program has no slash.  They
-// differ on elements that are empty or relative (measured with runc 1.1.5
-// and crun 1.8.1, tests/integration/FACTS.md §8):
-//   runc (Go 1.19+ exec.LookPath): an empty element is "."; a match in a
-//     relative element is refused ("cannot run executable found relative
-//     to current directory", exit 255);
-//   crun: an empty element is skipped; a relative one is taken from cwd.
-enum class PathRules { runc, crun };
+// False only when the runtime's own look-up of `exec` (exec_program.hpp:
+// its program, env, cwd and rules) must fail in the container of
+// `init_pid`: every candidate is definitely absent (ENOENT/ENOTDIR), a
+// directory or a file without an execute bit, or the runtime would refuse
+// the match (runc, relative element).  Any other doubt answers true and
+// lets the trampoline report it.
+[[nodiscard]] bool program_may_exist(pid_t init_pid, const ExecProgram& exec) noexcept;
 
-// False only when the runtime's own look-up must fail: every candidate is
-// definitely absent (ENOENT/ENOTDIR), a directory or a file without an
-// execute bit, or the runtime would refuse the match (runc, relative
-// element).  Any other doubt answers true and lets the trampoline report it.
-[[nodiscard]] bool program_may_exist(pid_t init_pid, const std::string& program,
-                                     const std::vector<std::string>& env, const std::string& cwd,
-                                     PathRules rules) noexcept;
-
-}  // namespace execaff::shim
+}  // namespace execaff
