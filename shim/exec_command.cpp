@@ -13,8 +13,8 @@
 #include "early_cpuset_join.hpp"
 #include "error.hpp"
 #include "exec_native.hpp"
-#include "exec_program.hpp"
 #include "exec_preflight.hpp"
+#include "exec_program.hpp"
 #include "final_trampoline_image.h"
 #include "native_cache.hpp"
 #include "native_support.hpp"
@@ -176,10 +176,9 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     }
     log.debug_line("emulated: trampoline at fd " + std::to_string(trampoline) + " sets final " +
                    decision.final->format());
-    const bool early =
-        config.node.early_cpuset_join == ConfigSwitch::yes ||
-        (config.node.early_cpuset_join == ConfigSwitch::automatic &&
-         kernel_resets_affinity_on_join());
+    const bool early = config.node.early_cpuset_join == ConfigSwitch::yes ||
+                       (config.node.early_cpuset_join == ConfigSwitch::automatic &&
+                        kernel_resets_affinity_on_join());
     if (early && decision.initial) {
       if (const auto cpuset = node.cgroup_cpuset_of_pid(state->init_pid)) {
         // Stand on a CPU the cpuset keeps before joining it.  The attach
