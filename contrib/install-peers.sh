@@ -16,8 +16,9 @@
 set -euo pipefail
 
 PREFIX=${EXECAFF_PEERS:-/var/tmp/execaff-peers}
-MIRROR=http://deb.debian.org/debian
 ME=install-peers
+# shellcheck source=contrib/private-apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/private-apt.sh"
 
 # Per runtime: the suite it comes from, the packages (exact versions: the
 # runtime first, then the libraries its binary loads, found with readelf -d
@@ -91,28 +92,14 @@ done
 work=$(mktemp -d "$PREFIX/.work.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# apt-get over the private list of one suite only: its package lists and
-# caches under PREFIX/apt/SUITE, the host's sources and caches untouched.
-apt_private() {
-  local suite=$1
-  shift
-  local dir=$PREFIX/apt/$suite
-  apt-get -q -o Dir::Etc::sourcelist="$dir/sources.list" -o Dir::Etc::sourceparts=- \
-    -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" \
-    -o Dir::Cache::archives="$dir/cache/archives" "$@"
-}
-
+# The private list of one suite (contrib/private-apt.sh): its package
+# lists and caches under PREFIX/apt/SUITE, the host's untouched.
 declare -A updated
 update_suite() {
   local suite=$1 dir=$PREFIX/apt/$1
   [ -z "${updated[$suite]:-}" ] || return 0
-  mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
-  echo "deb $MIRROR $suite main" >"$dir/sources.list"
-  if ! apt_private "$suite" update >"$work/update-$suite.log" 2>&1 ||
-    grep -q '^[WE]:' "$work/update-$suite.log"; then
-    cat "$work/update-$suite.log" >&2
+  private_apt_update "$dir" "$suite" ||
     die "apt-get update of the private $suite list ($dir/sources.list) failed"
-  fi
   updated[$suite]=1
 }
 
@@ -145,13 +132,9 @@ install_runtime() {
   local tmp=$work/$name
   mkdir -p "$tmp/debs" "$tmp/root" "$tmp/stage/lib"
   update_suite "$suite"
-  # The download method runs as _apt: it must be able to write there.
-  id _apt >/dev/null 2>&1 && chown _apt "$tmp/debs"
   local -a packages
   read -r -d '' -a packages <<<"${PACKAGES[$name]}" || true
-  if ! (cd "$tmp/debs" && apt_private "$suite" download "${packages[@]}") \
-    >"$tmp/download.log" 2>&1; then
-    cat "$tmp/download.log" >&2
+  if ! private_apt_download "$PREFIX/apt/$suite" "$tmp/debs" "${packages[@]}"; then
     die "$name: cannot download ${packages[*]} from Debian $suite" \
       "(a pinned version gone from the archive? see apt-cache policy with the list $PREFIX/apt/$suite/sources.list)"
   fi
