@@ -9,14 +9,19 @@ registration calls it so.  What is here:
 * ``oci_image_tar()``: an OCI image layout tarball (oci-layout, index.json,
   manifest, config, one uncompressed layer) of the busybox rootfs the
   integration fixture builds, for ``ctr images import``.  Nothing is pulled.
+* ``PrivateDaemon``: what every CRI daemon a test starts shares: a temp
+  dir of its own, the pods it runs, their cgroup parents, its log; the
+  leftovers (mounts under the dir, the pods' cgroups) and their report.
 * ``Containerd``: containerd started by the test with its own root, state,
   config (contrib/containerd/config.toml, paths substituted) and sockets
   in a temp dir; stopped and cleaned up (pods, shims, runc state, mounts,
   cgroups, shim sockets) on every exit path, through the integration
   fixture's cleanup registry (atexit and SIGTERM/SIGINT/SIGHUP).
-* ``Cri``: RuntimeService calls over the gRPC socket, plus ``stream_exec``:
-  the client side of the streaming server's websocket exec
-  (v4.channel.k8s.io), as kubectl's exec reaches it through the API server.
+  (CRI-O: criolib.Crio.)
+* ``Cri``: RuntimeService calls over the gRPC socket, each with a
+  deadline, plus ``stream_exec``: the client side of the streaming
+  server's websocket exec (v4.channel.k8s.io), as kubectl's exec reaches
+  it through the API server.
 """
 
 import base64
@@ -61,6 +66,11 @@ def require_tools():
     for tool in ("containerd", "ctr", "containerd-shim-runc-v2", "runc"):
         if fixture.find_runtime(tool) is None:
             fixture.skip("%s not installed (apt-get install containerd runc)" % tool)
+    require_grpc()
+
+
+def require_grpc():
+    """Skips (77) without the grpc modules of Debian's python."""
     try:
         import grpc  # noqa: F401
         import grpc_tools.protoc  # noqa: F401
@@ -171,22 +181,168 @@ def render_config(paths, shim, sandbox_image):
     return text
 
 
+# ----------------------------------------------------- a private CRI daemon
+
+class PrivateDaemon:
+    """What the CRI daemons a test starts share: a temp dir holding all of
+    theirs, the process and its log, the pods it runs (``pods``, their
+    cgroup parents in ``cgroup_parents``), and the leftovers a killed run
+    would leave (mounts under the dir, the pods' cgroups).  Registered with
+    the fixture's cleanup registry; subclasses define ``cleanup()``."""
+
+    def __init__(self, prefix, log_name):
+        self.dir = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+        self.proc = None
+        self.log_file = None
+        self.log = os.path.join(self.dir, log_name)
+        self.pods = []
+        self.cgroup_parents = []
+        fixture._register(self)
+
+    def start(self, argv, ready, env=None, timeout=60, what="the daemon"):
+        """Starts argv (its output to self.log) and waits until ready()."""
+        self.log_file = open(self.log, "ab")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log_file,
+                                     stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited (%d): %s" % (
+                    what, self.proc.returncode, self.log_tail()))
+            if ready():
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError("%s not ready in %d s: %s" % (what, timeout, self.log_tail()))
+            time.sleep(0.1)
+
+    def log_tail(self, lines=40):
+        try:
+            with open(self.log, errors="replace") as f:
+                return "".join(f.readlines()[-lines:])
+        except OSError:
+            return ""
+
+    def pod_started(self, sid):
+        self.pods.append(sid)
+
+    def remove_pods(self):
+        """Every pod still running, through the CRI (as kubelet would)."""
+        if not self.pods or self.proc is None or self.proc.poll() is not None:
+            return
+        try:
+            cri = Cri(self)
+            try:
+                for pod in list(self.pods):
+                    cri.remove_pod(pod)
+            finally:
+                cri.close()
+        except Exception as e:
+            print("cleanup: removing pods failed: %s" % e, file=sys.stderr)
+
+    def stop(self, timeout=20):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    @staticmethod
+    def _delete_containers(runtime, root):
+        """Kill and delete every container left in a runtime's root."""
+        for cid in (os.listdir(root) if os.path.isdir(root) else []):
+            fixture.run([runtime, "--root", root, "kill", cid, "KILL"], timeout=30)
+            fixture.run([runtime, "--root", root, "delete", "--force", cid], timeout=30)
+
+    def _mounts(self):
+        with open("/proc/self/mountinfo") as f:
+            points = [ln.split()[4].encode().decode("unicode_escape") for ln in f]
+        return [p for p in points if p == self.dir or p.startswith(self.dir + "/")]
+
+    def _umount_leftovers(self):
+        for p in reversed(self._mounts()):
+            subprocess.run(["umount", "-l", p], stderr=subprocess.DEVNULL)
+
+    def _cgroup_dirs(self):
+        """Where the pods' cgroup parents are: under every v1 controller,
+        and at the top of a cgroup v2 (or the hybrid's unified) tree."""
+        out = []
+        for parent in self.cgroup_parents:
+            for top in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+                if not os.path.isdir(top):
+                    continue
+                for sub in [""] + os.listdir(top):
+                    d = os.path.join(top, sub, parent.lstrip("/"))
+                    if os.path.isdir(d):
+                        out.append(d)
+        return out
+
+    def _kill_cgroup_tasks(self):
+        """SIGKILL whatever still runs in the pods' cgroups (a container,
+        a monitor the daemon left behind)."""
+        for d in self._cgroup_dirs():
+            for sub, _, files in os.walk(d):
+                if "cgroup.procs" not in files:
+                    continue
+                try:
+                    with open(os.path.join(sub, "cgroup.procs")) as f:
+                        pids = [int(x) for x in f.read().split()]
+                except OSError:
+                    continue
+                for pid in pids:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+
+    def _remove_cgroups(self, timeout=5):
+        """rmdir the pods' cgroups, deepest first; a cgroup whose killed
+        tasks are still exiting is retried until `timeout`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for d in self._cgroup_dirs():
+                for sub, _, _ in sorted(os.walk(d), key=lambda w: -len(w[0])):
+                    try:
+                        os.rmdir(sub)
+                    except OSError:
+                        pass
+            if not self._cgroup_dirs() or time.monotonic() > deadline:
+                return
+            time.sleep(0.1)
+
+    def leftover_report(self):
+        """'' when nothing of ours is left: mounts, cgroups, the temp dir."""
+        out = []
+        if self._mounts():
+            out.append("mounts left: %s" % self._mounts())
+        for d in self._cgroup_dirs():
+            out.append("cgroup left: %s" % d)
+        if os.path.exists(self.dir):
+            out.append("temp dir left: %s" % self.dir)
+        return "\n".join(out)
+
+    def close_log(self):
+        if self.log_file is not None:
+            self.log_file.close()
+            self.log_file = None
+
+    def remove_dir(self):
+        if os.environ.get("EXECAFF_TEST_KEEP") != "1":
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
 # ------------------------------------------------------------ containerd
 
-class Containerd:
+class Containerd(PrivateDaemon):
     """A private containerd, its CRI plugin on a socket in a temp dir."""
 
     def __init__(self, shim, env=None, timeout=60):
-        self.dir = tempfile.mkdtemp(prefix="execaff-cri-", dir="/tmp")
-        self.proc = None
-        self.log_file = None
-        self.pods = []
-        self.cgroup_parents = []
+        super().__init__("execaff-cri-", "containerd.log")
         self.shim_sockets = []
         # containerd 1.6 puts shim sockets under /run/containerd/s whatever
         # its state dir; the dirs this run creates there are removed again.
         self.made_dirs = [d for d in HOST_DIRS if not os.path.lexists(d)]
-        fixture._register(self)
         try:
             d = self.dir
             self.paths = {
@@ -203,35 +359,14 @@ class Containerd:
             self.config = os.path.join(d, "config.toml")
             with open(self.config, "w") as f:
                 f.write(render_config(self.paths, shim, IMAGE))
-            self.log = os.path.join(d, "containerd.log")
-            self.log_file = open(self.log, "ab")
-            self.proc = subprocess.Popen(
-                ["containerd", "--config", self.config, "--log-level", "debug"],
-                stdin=subprocess.DEVNULL, stdout=self.log_file, stderr=subprocess.STDOUT,
-                env=env, start_new_session=True)
-            deadline = time.monotonic() + timeout
-            while True:
-                if self.proc.poll() is not None:
-                    raise RuntimeError("containerd exited (%d): %s" % (
-                        self.proc.returncode, self.log_tail()))
-                if os.path.exists(self.address) and re.search(
-                        r"^io\.containerd\.grpc\.v1\s+cri\s.*\sok\s*$",
-                        self.ctr("plugins", "ls").stdout, re.M):
-                    break
-                if time.monotonic() > deadline:
-                    raise RuntimeError("containerd not ready in %d s: %s" % (
-                        timeout, self.log_tail()))
-                time.sleep(0.1)
+            self.start(["containerd", "--config", self.config, "--log-level", "debug"],
+                       lambda: os.path.exists(self.address) and re.search(
+                           r"^io\.containerd\.grpc\.v1\s+cri\s.*\sok\s*$",
+                           self.ctr("plugins", "ls").stdout, re.M),
+                       env=env, timeout=timeout, what="containerd")
         except BaseException:
             self.cleanup()
             raise
-
-    def log_tail(self, lines=40):
-        try:
-            with open(self.log, errors="replace") as f:
-                return "".join(f.readlines()[-lines:])
-        except OSError:
-            return ""
 
     def ctr(self, *args, namespace=NAMESPACE, timeout=60, **kw):
         return fixture.run(["ctr", "--address", self.address, "-n", namespace] +
@@ -242,6 +377,10 @@ class Containerd:
         if r.returncode != 0:
             raise RuntimeError("ctr images import failed: %s" % r)
         return r
+
+    def pod_started(self, sid):
+        super().pod_started(sid)
+        self.shim_sockets.append(self.shim_socket(sid))
 
     # -- leftovers: what a killed containerd would leave behind
     def _shim_pids(self):
@@ -262,61 +401,20 @@ class Containerd:
 
     def _runc_leftovers(self):
         for ns in (os.listdir(self.runc_root) if os.path.isdir(self.runc_root) else []):
-            root = os.path.join(self.runc_root, ns)
-            for cid in os.listdir(root):
-                fixture.run(["runc", "--root", root, "kill", cid, "KILL"], timeout=30)
-                fixture.run(["runc", "--root", root, "delete", "--force", cid], timeout=30)
-
-    def _umount_leftovers(self):
-        with open("/proc/self/mountinfo") as f:
-            points = [ln.split()[4] for ln in f]
-        for p in reversed(points):
-            p = p.encode().decode("unicode_escape")
-            if p == self.dir or p.startswith(self.dir + "/"):
-                subprocess.run(["umount", "-l", p], stderr=subprocess.DEVNULL)
-
-    def _cgroup_dirs(self):
-        """Where the pods' cgroup parents are: under every v1 controller,
-        and at the top of a cgroup v2 (or the hybrid's unified) tree."""
-        out = []
-        for parent in self.cgroup_parents:
-            for top in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
-                if not os.path.isdir(top):
-                    continue
-                for sub in [""] + os.listdir(top):
-                    d = os.path.join(top, sub, parent.lstrip("/"))
-                    if os.path.isdir(d):
-                        out.append(d)
-        return out
-
-    def _remove_cgroups(self):
-        for d in self._cgroup_dirs():
-            for sub, _, _ in sorted(os.walk(d), key=lambda w: -len(w[0])):
-                try:
-                    os.rmdir(sub)
-                except OSError:
-                    pass
+            self._delete_containers("runc", os.path.join(self.runc_root, ns))
 
     def leftover_report(self):
         """'' when nothing of ours is left: processes, mounts, cgroups."""
         out = []
         if self._shim_pids():
             out.append("shims running: %s" % self._shim_pids())
-        with open("/proc/self/mountinfo") as f:
-            mounts = [ln.split()[4] for ln in f if self.dir in ln]
-        if mounts:
-            out.append("mounts left: %s" % mounts)
-        for d in self._cgroup_dirs():
-            out.append("cgroup left: %s" % d)
         for s in self.shim_sockets:
             if os.path.lexists(s):
                 out.append("shim socket left: %s" % s)
-        if os.path.exists(self.dir):
-            out.append("temp dir left: %s" % self.dir)
         for d in self.made_dirs:
             if os.path.lexists(d):
                 out.append("made and left: %s" % d)
-        return "\n".join(out)
+        return "\n".join(out + [x for x in [super().leftover_report()] if x])
 
     def shim_socket(self, sandbox_id, namespace=NAMESPACE):
         """Where containerd 1.6 puts a shim's socket (/run/containerd/s/,
@@ -329,21 +427,8 @@ class Containerd:
     def cleanup(self):
         fixture._unregister(self)
         try:
-            if self.proc is not None and self.proc.poll() is None:
-                if self.pods:
-                    try:
-                        cri = Cri(self)
-                        for pod in list(self.pods):
-                            cri.remove_pod(pod)
-                        cri.close()
-                    except Exception as e:
-                        print("cleanup: removing pods failed: %s" % e, file=sys.stderr)
-                self.proc.terminate()
-                try:
-                    self.proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait()
+            self.remove_pods()
+            self.stop()
             for pid in self._shim_pids():       # started by our containerd
                 try:
                     os.kill(pid, signal.SIGKILL)
@@ -361,11 +446,8 @@ class Containerd:
                 except OSError:
                     pass
         finally:
-            if self.log_file is not None:
-                self.log_file.close()
-                self.log_file = None
-            if os.environ.get("EXECAFF_TEST_KEEP") != "1":
-                shutil.rmtree(self.dir, ignore_errors=True)
+            self.close_log()
+            self.remove_dir()
 
 
 # ------------------------------------------------------------- the client
@@ -398,10 +480,11 @@ class Cri:
                 security_context=pb.LinuxSandboxSecurityContext(namespace_options=ns)))
 
     def run_pod(self, handler, annotations=None, cpuset="0-1", args=("sleep", "3600"),
-                run_as_user=None):
+                run_as_user=None, cpu_shares=0):
         """A pod on `handler` with one running container; returns
         (sandbox_id, container_id).  run_as_user: the container's uid (with
-        no_new_privs, as a restricted pod has it)."""
+        no_new_privs, as a restricted pod has it).  cpu_shares: 1024 per
+        whole CPU makes it what kubelet sends for a Guaranteed pod."""
         pb = self.pb
         name = "execaff-%s" % uuid.uuid4().hex[:12]
         parent = "/" + name                     # cgroupfs: one flat parent per pod
@@ -409,13 +492,13 @@ class Cri:
         cfg = self.sandbox_config(name, annotations, parent)
         sid = self.rt.RunPodSandbox(pb.RunPodSandboxRequest(config=cfg, runtime_handler=handler),
                                     timeout=self.timeout).pod_sandbox_id
-        self.daemon.pods.append(sid)
-        self.daemon.shim_sockets.append(self.daemon.shim_socket(sid))
+        self.daemon.pod_started(sid)
         ccfg = pb.ContainerConfig(
             metadata=pb.ContainerMetadata(name="app"),
-            image=pb.ImageSpec(image=IMAGE), command=list(args),
+            image=pb.ImageSpec(image=IMAGE, user_specified_image=IMAGE), command=list(args),
             linux=pb.LinuxContainerConfig(
-                resources=pb.LinuxContainerResources(cpuset_cpus=cpuset),
+                resources=pb.LinuxContainerResources(cpuset_cpus=cpuset,
+                                                     cpu_shares=cpu_shares),
                 security_context=pb.LinuxContainerSecurityContext(
                     namespace_options=pb.NamespaceOption(network=pb.NODE,
                                                          pid=pb.CONTAINER),
@@ -430,13 +513,29 @@ class Cri:
         return sid, cid
 
     def remove_pod(self, sid):
+        """As kubelet ends a pod: its containers stopped first (grace period
+        0: SIGKILL), then the sandbox stopped and removed.  (CRI-O's
+        StopPodSandbox would give a container that ignores SIGTERM, like
+        `sleep` as PID 1, the call's whole deadline before it kills it.)"""
         pb = self.pb
+        ctrs = self.rt.ListContainers(pb.ListContainersRequest(
+            filter=pb.ContainerFilter(pod_sandbox_id=sid)), timeout=self.timeout).containers
+        for c in ctrs:
+            if c.state != pb.CONTAINER_EXITED:
+                self.rt.StopContainer(pb.StopContainerRequest(container_id=c.id, timeout=0),
+                                      timeout=self.timeout)
         self.rt.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=sid),
                                timeout=self.timeout)
         self.rt.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=sid),
                                  timeout=self.timeout)
         if sid in self.daemon.pods:
             self.daemon.pods.remove(sid)
+
+    def container_info(self, cid):
+        """ContainerStatus(verbose)'s info, each value decoded from JSON."""
+        r = self.rt.ContainerStatus(self.pb.ContainerStatusRequest(container_id=cid, verbose=True),
+                                    timeout=self.timeout)
+        return {k: json.loads(v) for k, v in r.info.items()}
 
     def exec_sync(self, cid, cmd, timeout=0):
         """(exit_code, stdout, stderr) or ('error', grpc code name, details)."""

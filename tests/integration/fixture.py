@@ -192,6 +192,22 @@ def run(argv, timeout=DEFAULT_TIMEOUT, check=False, input=None, **kw):
     return r
 
 
+def processes_naming(text):
+    """Pids of host processes (not this one) whose command line contains
+    `text`."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                if text.encode() in f.read():
+                    out.append(int(pid))
+        except OSError:
+            pass
+    return out
+
+
 # ------------------------------------------------------- cleanup registry
 
 _live = []           # objects with a .cleanup() method, newest last

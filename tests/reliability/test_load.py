@@ -51,21 +51,6 @@ def processes_running(binary):
     return out
 
 
-def processes_naming(text):
-    """Pids of host processes whose command line contains `text`."""
-    out = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % pid, "rb") as f:
-                if text.encode() in f.read():
-                    out.append(int(pid))
-        except OSError:
-            pass
-    return out
-
-
 def shim_memfds():
     """(pid, fd, target) of every fd on the host naming one of the shim's memfds."""
     found = []
@@ -169,7 +154,7 @@ def one_runtime(chk, rt_name, rt, shim, concurrency, rounds):
         chk.eq("%s after the load: no shim process left" % rt_name,
                settle(lambda: processes_running(shim)), [])
         chk.eq("%s after the load: no runtime process for the container left" % rt_name,
-               settle(lambda: [p for p in processes_naming(c.root)]), [])
+               settle(lambda: fixture.processes_naming(c.root)), [])
         chk.eq("%s after the load: no memfd of the shim held anywhere" % rt_name,
                settle(shim_memfds), [])
         chk.eq("%s after the load: cpuset cgroups as before" % rt_name,
