@@ -4,9 +4,9 @@
 # what it needs (contrib/setup-debian.sh, contrib/install-peers.sh), then
 # runs two lanes side by side, which share no state:
 #   runtimes    build/ (g++): unit, C ABI, real-runtime integration and
-#               clients (the forked crun is built first: EXECAFF_CRUN_FORK),
-#               then contrib/crun/ci.sh (the forked crun, crun's own tests,
-#               exec affinity)
+#               clients (the forked crun and CRI-O are built first:
+#               EXECAFF_CRUN_FORK, EXECAFF_CRIO_DIR), then contrib/crun/ci.sh
+#               (the forked crun, crun's own tests, exec affinity)
 #   sanitizers  build-asan/ (g++, ASan+UBSan): unit and C ABI;
 #               build-fuzz/ (clang, libFuzzer+ASan+UBSan): bounded fuzz
 #               runs, unit, C ABI
@@ -78,14 +78,25 @@ build_crun_fork() {
 crun_log=$(mktemp)
 trap 'rm -f "$steps_file" "$crun_log"' EXIT
 
+# CRI-O 1.34.11 from ../shared/third_party/, for tests/clients/test_crio_live.py
+# (which skips without it): built once per machine, kept under /var/tmp by
+# the tarball's hash.  The tests find it through EXECAFF_CRIO_DIR.
+crio_env=()
+build_crio() {
+  local dir
+  dir=$(tests/clients/build-crio.sh) || return 1
+  crio_env=("EXECAFF_CRIO_DIR=$dir")
+}
+
 lane_runtimes() {
   lane=runtimes
   step build configure build
   step build-compile ninja -C build
   [ -x contrib/crun/build-crun.sh ] && step crun-fork-build build_crun_fork
   [ -x "$crun_work/patched/crun" ] && crun_fork_env=("EXECAFF_CRUN_FORK=$crun_work/patched/crun")
-  step tests env "${crun_fork_env[@]}" meson test -C build --print-errorlogs --num-processes 2 \
-    --no-suite proof
+  step crio-build build_crio
+  step tests env "${crun_fork_env[@]}" "${crio_env[@]}" meson test -C build --print-errorlogs \
+    --num-processes 2 --no-suite proof
   if [ -x contrib/crun/ci.sh ]; then
     step crun-fork bash -c "contrib/crun/ci.sh '$SRC/build' 2>&1 | tee '$crun_log'; exit \${PIPESTATUS[0]}"
   fi

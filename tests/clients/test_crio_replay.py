@@ -36,7 +36,7 @@ with the runtime path under a private --root):
 
   field     spec has execCPUAffinity {"initial": "0"} (exec_cpu_affinity = "first")
   both      the same plus the pod's annotation exec-cpu-affinity.execaff.io=first
-            (the handler's allowed_annotations, contrib/crio/99-execaff.conf)
+            (CRI-O passes pod annotations to the spec: contrib/crio/99-execaff.conf)
   plain     neither
   bare      the bare runtime, field and annotation both (it ignores them)
 
@@ -370,20 +370,11 @@ def main():
         print("FAIL: prepare-host.sh failed", file=sys.stderr)
         return 1
     shim = shimlib.shim_path()
-    rts = shimlib.runtimes()
     chk = shimlib.Checks()
     work = shimlib.workdir("execaff-crio-")
     os.mkdir(os.path.join(work, "attach"))
-    cfg = shimlib.DefaultConfig()
-    try:
-        for name, rt in rts:
-            try:
-                check_runtime(chk, name, rt, shim, cfg, work)
-            except Exception as e:
-                chk.error("%s crio replay" % name, e)
-    finally:
-        cfg.cleanup()
-    return chk.finish()
+    return shimlib.run_per_runtime_with_default_config(
+        chk, "crio replay", lambda name, rt, cfg: check_runtime(chk, name, rt, shim, cfg, work))
 
 
 if __name__ == "__main__":

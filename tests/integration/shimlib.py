@@ -149,6 +149,24 @@ def run_per_runtime(run_for, workdir_prefix):
     return checks.finish()
 
 
+def run_per_runtime_with_default_config(chk, label, check):
+    """check(name, path, cfg) once per runtime, holding the host's
+    DefaultConfig throughout (the shim's only config under CRI-O, whose
+    conmon passes no EXECAFF_* variable); an error fails that runtime's
+    sub-cases, not the others'.  Returns the exit code."""
+    rts = runtimes()
+    cfg = DefaultConfig()
+    try:
+        for name, path in rts:
+            try:
+                check(name, path, cfg)
+            except Exception as exc:  # noqa: BLE001
+                chk.error("%s %s" % (name, label), exc)
+    finally:
+        cfg.cleanup()
+    return chk.finish()
+
+
 # ------------------------------------------------------------- reporting
 
 class Checks:
@@ -320,20 +338,21 @@ def allowed_lists(text):
     return re.findall(r"Cpus_allowed_list:\s*(\S+)", text or "")
 
 
-def check_pinned_beside_bare(chk, label, results, pinned="0", bare="0-1"):
+def check_pinned_beside_bare(chk, label, results, pinned="0", bare="0-1", runtime="runc"):
     """results maps pinned / bare / plain / disabled to (exit code, output
     holding two Cpus_allowed_list lines: the exec'd process and its child).
-    The pinned exec and its child are on `pinned`, bare runc's on `bare`,
-    and the pod without the annotation or with `disable` gives bare runc's
-    bytes."""
+    The pinned exec and its child are on `pinned`, the bare runtime's on
+    `bare`, and the pod without the annotation or with `disable` gives the
+    bare runtime's bytes."""
     chk.eq("%s pinned: process and child on CPU %s" % (label, pinned),
            (results["pinned"][0], allowed_lists(results["pinned"][1])), (0, [pinned, pinned]),
            results["pinned"])
-    chk.eq("%s bare runc: on %s (it ignores the annotation)" % (label, bare),
+    chk.eq("%s bare %s: on %s (it ignores the annotation)" % (label, runtime, bare),
            (results["bare"][0], allowed_lists(results["bare"][1])), (0, [bare, bare]),
            results["bare"])
     for k in ("plain", "disabled"):
-        chk.eq("%s %s: byte-identical to bare runc" % (label, k), results[k], results["bare"])
+        chk.eq("%s %s: byte-identical to bare %s" % (label, k, runtime), results[k],
+               results["bare"])
 
 
 
