@@ -116,6 +116,13 @@ trap 'exit 143' TERM HUP
 echo "build-crio: building $(basename "$tarball") (sha256 $sha) in $tmp" >&2
 start=$SECONDS
 
+# -- the source first: a wrong tarball fails before any download
+mkdir "$tmp/src" "$tmp/out" "$tmp/out/bin"
+tar -xJf "$tarball" -C "$tmp/src" --strip-components=1 || die "cannot extract '$tarball'"
+[ -f "$tmp/src/go.mod" ] && [ -d "$tmp/src/cmd/crio" ] && [ -d "$tmp/src/vendor" ] &&
+  [ -f "$tmp/src/pinns/Makefile" ] ||
+  die "'$tarball' is not a CRI-O tree with vendor/ (no go.mod, cmd/crio, vendor/ or pinns/ at its top)"
+
 # -- the Go toolchain
 mkdir -p "$tmp/debs" "$tmp/toolchain"
 private_apt_update "$tmp/apt" "$GO_SUITE" ||
@@ -128,16 +135,9 @@ go=$GOROOT/bin/go
 got=$("$go" version 2>&1) || die "the unpacked Go does not run: $got"
 case "$got" in *"$GO_VERSION "*) ;; *) die "the unpacked Go says '$got', not $GO_VERSION" ;; esac
 
-# -- CRI-O
-mkdir "$tmp/src" "$tmp/out" "$tmp/out/bin"
-tar -xJf "$tarball" -C "$tmp/src" --strip-components=1 || die "cannot extract '$tarball'"
-[ -f "$tmp/src/go.mod" ] && [ -d "$tmp/src/cmd/crio" ] && [ -d "$tmp/src/vendor" ] &&
-  [ -f "$tmp/src/pinns/Makefile" ] ||
-  die "'$tarball' is not a CRI-O tree with vendor/ (no go.mod, cmd/crio, vendor/ or pinns/ at its top)"
-
 # The build's caches stay in the temporary directory: nothing in $HOME.
 export GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local GO111MODULE=on CGO_ENABLED=1 \
-  GOCACHE=$tmp/gocache GOPATH=$tmp/gopath GOTMPDIR=$tmp
+  GOCACHE=$tmp/gocache GOPATH=$tmp/gopath GOTMPDIR=$tmp TMPDIR=$tmp
 rm -f "$out.build.log" # a failed build's log is kept beside the cache until one succeeds
 if ! (cd "$tmp/src" && "$go" build -trimpath -tags "$BUILD_TAGS" -o "$tmp/out/bin/crio" ./cmd/crio &&
   make -C pinns) >"$tmp/build.log" 2>&1; then
