@@ -194,6 +194,9 @@ class Crio(crilib.PrivateDaemon):
                 "namespaces_dir": j(d, "ns"), "pinns_path": pinns,
                 # no pause container: the pods share no PID namespace
                 "drop_infra_ctr": True,
+                # host-network pods map no port: the host's iptables and
+                # nftables are neither needed nor touched
+                "disable_hostport_mapping": True,
                 # the high-performance hooks' irqbalance files: the test's
                 "irqbalance_config_file": j(d, "irqbalance"),
                 "irqbalance_config_restore_file": "",
