@@ -94,9 +94,8 @@ class Crio(crilib.PrivateDaemon):
     """
 
     def __init__(self, crio, pinns, runtimes, default_runtime, dropins=None, roots=None,
-                 extra=None, timeout=60):
+                 timeout=60):
         super().__init__("execaff-crio-", "crio.log")
-        self.crio = crio
         self.absent = [p for p in DEFAULT_PATHS if not os.path.lexists(p)]
         d = self.dir
 
@@ -126,7 +125,7 @@ class Crio(crilib.PrivateDaemon):
                 tables.append(_table("crio.runtime.runtimes." + json.dumps(name), keys))
             self.config = os.path.join(d, "crio.conf")
             with open(self.config, "w") as f:
-                f.write(self._main_config(pinns, default_runtime, extra or {}) + "\n" +
+                f.write(self._main_config(pinns, default_runtime) + "\n" +
                         "\n".join(tables))
             for fname, text in (dropins or {}).items():
                 with open(os.path.join(self.confd, fname), "w") as f:
@@ -174,7 +173,7 @@ class Crio(crilib.PrivateDaemon):
             raise RuntimeError("podman load of the test image into %s failed: %s" % (
                 self.storage, r))
 
-    def _main_config(self, pinns, default_runtime, extra):
+    def _main_config(self, pinns, default_runtime):
         d = self.dir
         j = os.path.join
         sections = {
@@ -209,8 +208,6 @@ class Crio(crilib.PrivateDaemon):
             "crio.metrics": {"enable_metrics": False},
             "crio.nri": {"enable_nri": False},
         }
-        for section, keys in extra.items():
-            sections.setdefault(section, {}).update(keys)
         return "\n".join(_table(name, keys) for name, keys in sections.items())
 
     def _ready(self):
