@@ -44,10 +44,12 @@ tarball=${EXECAFF_CRIO_TARBALL:-$src_root/../shared/third_party/cri-o-1.34.11.ta
 cache_parent=${EXECAFF_CRIO_CACHE_PARENT:-/var/tmp}
 print_cached=0
 
-# The Go toolchain: Debian sid's, at a pinned version.
+# The Go toolchain: Debian sid's golang-1.26, whichever 1.26.x sid has
+# (1.26.10 when this was written): a pinned Debian revision would vanish
+# from sid within weeks and fail every fresh machine.  What matters is
+# checked instead: at least the go.mod's version, and the two packages alike.
 GO_SUITE=sid
-GO_PACKAGES=(golang-1.26-go=1.26.10-1 golang-1.26-src=1.26.10-1)
-GO_VERSION=go1.26.10
+GO_PACKAGES=(golang-1.26-go golang-1.26-src)
 GO_ROOT=usr/lib/go-1.26
 # What CRI-O's Makefile would pick on a Debian host without btrfs,
 # apparmor, selinux or libsubid headers, plus the system libsqlite3 (the
@@ -122,18 +124,25 @@ tar -xJf "$tarball" -C "$tmp/src" --strip-components=1 || die "cannot extract '$
 [ -f "$tmp/src/go.mod" ] && [ -d "$tmp/src/cmd/crio" ] && [ -d "$tmp/src/vendor" ] &&
   [ -f "$tmp/src/pinns/Makefile" ] ||
   die "'$tarball' is not a CRI-O tree with vendor/ (no go.mod, cmd/crio, vendor/ or pinns/ at its top)"
+go_min=$(sed -n 's/^go \([0-9][0-9.]*\)$/\1/p' "$tmp/src/go.mod")
+[ -n "$go_min" ] || die "'$tarball': its go.mod has no 'go X.Y' line"
 
 # -- the Go toolchain
 mkdir -p "$tmp/debs" "$tmp/toolchain"
 private_apt_update "$tmp/apt" "$GO_SUITE" ||
   die "apt-get update of a private $GO_SUITE list ($tmp/apt/sources.list) failed"
 private_apt_download "$tmp/apt" "$tmp/debs" "${GO_PACKAGES[@]}" ||
-  die "cannot download ${GO_PACKAGES[*]} from Debian $GO_SUITE (a pinned version gone from the archive?)"
+  die "cannot download ${GO_PACKAGES[*]} from Debian $GO_SUITE (gone from $GO_SUITE? then name a newer golang-X.Y in GO_PACKAGES)"
+versions=$(for deb in "$tmp"/debs/*.deb; do dpkg-deb -f "$deb" Version; done | sort -u)
+[ "$(wc -l <<<"$versions")" = 1 ] ||
+  die "${GO_PACKAGES[*]} came at different versions ($(echo $versions)): $GO_SUITE is mid-upload, retry later"
 for deb in "$tmp"/debs/*.deb; do dpkg-deb -x "$deb" "$tmp/toolchain"; done
 export GOROOT=$tmp/toolchain/$GO_ROOT
 go=$GOROOT/bin/go
 got=$("$go" version 2>&1) || die "the unpacked Go does not run: $got"
-case "$got" in *"$GO_VERSION "*) ;; *) die "the unpacked Go says '$got', not $GO_VERSION" ;; esac
+have=$(sed -n 's/^go version go\([0-9][0-9.]*\) .*/\1/p' <<<"$got")
+[ -n "$have" ] && [ "$(printf '%s\n%s\n' "$go_min" "$have" | sort -V | head -n 1)" = "$go_min" ] ||
+  die "the unpacked Go says '$got'; the tarball's go.mod needs go $go_min or newer"
 
 # The build's caches stay in the temporary directory: nothing in $HOME.
 export GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local GO111MODULE=on CGO_ENABLED=1 \
