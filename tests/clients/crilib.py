@@ -229,15 +229,15 @@ class PrivateDaemon:
         """Every pod still running, through the CRI (as kubelet would)."""
         if not self.pods or self.proc is None or self.proc.poll() is not None:
             return
+        cri = Cri(self)
         try:
-            cri = Cri(self)
-            try:
-                for pod in list(self.pods):
+            for pod in list(self.pods):
+                try:
                     cri.remove_pod(pod)
-            finally:
-                cri.close()
-        except Exception as e:
-            print("cleanup: removing pods failed: %s" % e, file=sys.stderr)
+                except Exception as e:      # the next pod all the same
+                    print("cleanup: removing pod %s failed: %s" % (pod, e), file=sys.stderr)
+        finally:
+            cri.close()
 
     def stop(self, timeout=20):
         if self.proc is not None and self.proc.poll() is None:
