@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
 # Sourced (bash): apt-get over a private package list of one Debian suite,
 # for the scripts that fetch packages newer than the host's bookworm
 # (contrib/install-peers.sh: runtimes; tests/clients/build-crio.sh: Go).

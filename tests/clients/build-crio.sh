@@ -121,9 +121,10 @@ start=$SECONDS
 # -- the source first: a wrong tarball fails before any download
 mkdir "$tmp/src" "$tmp/out" "$tmp/out/bin"
 tar -xJf "$tarball" -C "$tmp/src" --strip-components=1 || die "cannot extract '$tarball'"
-[ -f "$tmp/src/go.mod" ] && [ -d "$tmp/src/cmd/crio" ] && [ -d "$tmp/src/vendor" ] &&
-  [ -f "$tmp/src/pinns/Makefile" ] ||
+if ! [ -f "$tmp/src/go.mod" ] || ! [ -d "$tmp/src/cmd/crio" ] || ! [ -d "$tmp/src/vendor" ] ||
+  ! [ -f "$tmp/src/pinns/Makefile" ]; then
   die "'$tarball' is not a CRI-O tree with vendor/ (no go.mod, cmd/crio, vendor/ or pinns/ at its top)"
+fi
 go_min=$(sed -n 's/^go \([0-9][0-9.]*\)$/\1/p' "$tmp/src/go.mod")
 [ -n "$go_min" ] || die "'$tarball': its go.mod has no 'go X.Y' line"
 
@@ -135,14 +136,15 @@ private_apt_download "$tmp/apt" "$tmp/debs" "${GO_PACKAGES[@]}" ||
   die "cannot download ${GO_PACKAGES[*]} from Debian $GO_SUITE (gone from $GO_SUITE? then name a newer golang-X.Y in GO_PACKAGES)"
 versions=$(for deb in "$tmp"/debs/*.deb; do dpkg-deb -f "$deb" Version; done | sort -u)
 [ "$(wc -l <<<"$versions")" = 1 ] ||
-  die "${GO_PACKAGES[*]} came at different versions ($(echo $versions)): $GO_SUITE is mid-upload, retry later"
+  die "${GO_PACKAGES[*]} came at different versions (${versions//$'\n'/, }): $GO_SUITE is mid-upload, retry later"
 for deb in "$tmp"/debs/*.deb; do dpkg-deb -x "$deb" "$tmp/toolchain"; done
 export GOROOT=$tmp/toolchain/$GO_ROOT
 go=$GOROOT/bin/go
 got=$("$go" version 2>&1) || die "the unpacked Go does not run: $got"
 have=$(sed -n 's/^go version go\([0-9][0-9.]*\) .*/\1/p' <<<"$got")
-[ -n "$have" ] && [ "$(printf '%s\n%s\n' "$go_min" "$have" | sort -V | head -n 1)" = "$go_min" ] ||
+if [ -z "$have" ] || [ "$(printf '%s\n%s\n' "$go_min" "$have" | sort -V | head -n 1)" != "$go_min" ]; then
   die "the unpacked Go says '$got'; the tarball's go.mod needs go $go_min or newer"
+fi
 
 # The build's caches stay in the temporary directory: nothing in $HOME.
 export GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local GO111MODULE=on CGO_ENABLED=1 \
