@@ -16,6 +16,7 @@ PACKAGES="
   libseccomp-dev libseccomp2 libcap-dev libcap2
   scdoc groff-base man-db
   patchelf binutils
+  golang-go make xz-utils
 "
 
 if [ "$(id -u)" != 0 ]; then
