@@ -27,13 +27,12 @@ The not-ok results are the runtimes' own on the host (see the README's
 conformance section); only a difference between the two columns fails.
 
 Usage: run_conformance.py [--tools DIR] [--markdown] [--programs NAME,...]
-                          RUNTIME[=PATH] ...
+                          [RUNTIME ...]
 
-  RUNTIME    runc, crun (from PATH), runc-1.3.6, crun-1.21, crun-1.28
-             (contrib/install-peers.sh's, under $EXECAFF_PEERS or
-             /var/tmp/execaff-peers), crun-fork ($EXECAFF_CRUN_FORK), or
-             any NAME=PATH.  A runtime that is not installed is reported
-             and left out; when none is left the run is skipped (77).
+  RUNTIME    a name from tests/runtimes.txt (default: every one there), or
+             a runc or crun binary.  A runtime that is not installed is
+             reported, saying why, and left out; when none is left the run
+             is skipped (77).
   --tools    the built suite (default $EXECAFF_RTOOLS_DIR, else the cache
              build-runtime-tools.sh --print-cached names); skipped (77),
              saying how to build it, when there is none.
@@ -80,22 +79,6 @@ ATTEMPTS = 8
 # program fails in minutes, not in hours.
 ATTEMPTS_AFTER_MISMATCH = 3
 PROGRAM_TIMEOUT = 300    # seconds; the slowest program takes about 15 here
-
-
-def peer(rel):
-    return os.path.join(os.environ.get("EXECAFF_PEERS") or "/var/tmp/execaff-peers", rel)
-
-
-# The runtimes known by name; the same names as tests/runtimes.txt (the peers
-# branch), so that this list can give way to that file.
-KNOWN_RUNTIMES = {
-    "runc": lambda: fixture.find_runtime("runc"),
-    "crun": lambda: fixture.find_runtime("crun"),
-    "runc-1.3.6": lambda: peer("runc-1.3.6/runc"),
-    "crun-1.21": lambda: peer("crun-1.21/crun"),
-    "crun-1.28": lambda: peer("crun-1.28/crun"),
-    "crun-fork": lambda: os.environ.get("EXECAFF_CRUN_FORK"),
-}
 
 
 # ------------------------------------------------------------------- TAP
@@ -486,36 +469,16 @@ def tools_dir(arg):
     return os.path.abspath(d), programs
 
 
-def resolve_runtime(arg):
-    """(name, path or None, why it is missing)."""
-    if "=" in arg:
-        name, path = arg.split("=", 1)
-        why = "%s is not an executable file" % path
-    elif arg in KNOWN_RUNTIMES:
-        name, path = arg, KNOWN_RUNTIMES[arg]()
-        why = {
-            "runc": "runc is not on PATH (apt-get install runc)",
-            "crun": "crun is not on PATH (apt-get install crun)",
-            "crun-fork": "EXECAFF_CRUN_FORK is unset or not executable; "
-                         "tests/run-all.sh builds the fork and sets it",
-        }.get(name, "%s is missing; contrib/install-peers.sh installs the peers" % path)
-    else:
-        sys.exit("run_conformance: unknown runtime %r: one of %s, or NAME=PATH" % (
-            arg, ", ".join(KNOWN_RUNTIMES)))
-    ok = bool(path) and os.path.isfile(path) and os.access(path, os.X_OK)
-    return name, (path if ok else None), why
-
-
 def main():
     ap = argparse.ArgumentParser(
         description="runtime-tools' validation programs, bare and through execaff-shim")
-    ap.add_argument("runtimes", nargs="+", metavar="RUNTIME[=PATH]")
+    ap.add_argument("runtimes", nargs="*", metavar="RUNTIME",
+                    help="names from tests/runtimes.txt (default: all of them)")
     ap.add_argument("--tools", help="the built suite (default $EXECAFF_RTOOLS_DIR)")
     ap.add_argument("--markdown", action="store_true", help="print a markdown table too")
     ap.add_argument("--programs", help="comma-separated program names (default: all)")
     args = ap.parse_args()
 
-    wanted = [resolve_runtime(a) for a in args.runtimes]
     fixture.require_root()
     tools, programs = tools_dir(args.tools)
     if args.programs:
@@ -528,14 +491,8 @@ def main():
     if not fixture.prepare_host():
         sys.exit("run_conformance: prepare-host.sh failed")
 
-    found = []
-    for name, path, why in wanted:
-        if path is None:
-            print("SKIP %s: not installed: %s" % (name, why), flush=True)
-        else:
-            found.append((name, os.path.realpath(path)))
-    if not found:
-        fixture.skip("none of %s installed" % ", ".join(n for n, _, _ in wanted))
+    # Missing ones are reported, saying why; none at all skips (77).
+    found = shimlib.runtimes([sys.argv[0]] + (args.runtimes or shimlib.runtime_list.names()))
 
     with open(os.path.join(tools, "SOURCE")) as f:
         source = " ".join(f.read().split())
