@@ -226,6 +226,25 @@ def unmount_under(top):
     return len(points)
 
 
+# The parents of runtime-tools' relative cgroup path (RelCgroupPath,
+# "testdir/cgrouptest/container"), deepest first: the runtimes remove the
+# container's own cgroup and leave these, empty, in every hierarchy.
+CGROUP_PARENTS = ("testdir/cgrouptest", "testdir")
+
+
+def cgroup_parents_present():
+    """The CGROUP_PARENTS directories that exist now, in every hierarchy."""
+    roots = set()
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            fstype = fields[fields.index("-") + 1]
+            if fstype in ("cgroup", "cgroup2"):
+                roots.add(fields[4])
+    return [os.path.join(root, rel) for rel in CGROUP_PARENTS for root in sorted(roots)
+            if os.path.isdir(os.path.join(root, rel))]
+
+
 def containers_under(runtime, top):
     """Ids of the runtime's containers (in its default root, where the
     programs create them) whose bundle is under top."""
@@ -248,6 +267,7 @@ class Runner:
         self.serial = 0
         self.current = None                     # (Popen, runtime) while a program runs
         self.runtimes = set()
+        self.cgroups_before = set(cgroup_parents_present())
         # Registered after the workdir, so run before its removal (newest
         # first), also on SIGTERM: nothing is removed through a mount.
         fixture._register(self)
@@ -259,6 +279,12 @@ class Runner:
         for runtime in self.runtimes:
             self._delete_containers(runtime, self.workdir)
         unmount_under(self.workdir)
+        for path in cgroup_parents_present():       # deepest first
+            if path not in self.cgroups_before:
+                try:
+                    os.rmdir(path)
+                except OSError as exc:
+                    print("note: cannot remove %s: %s" % (path, exc.strerror), flush=True)
 
     @staticmethod
     def _kill_group(proc):
