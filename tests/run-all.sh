@@ -97,10 +97,11 @@ lane_runtimes() {
   [ -x "$crun_work/patched/crun" ] && crun_fork_env=("EXECAFF_CRUN_FORK=$crun_work/patched/crun")
   step rtools-build build_runtime_tools
   step tests env "${crun_fork_env[@]}" meson test -C build --print-errorlogs --num-processes 2 \
-    --no-suite proof --no-suite conformance
+    --no-suite proof --no-suite conformance --no-suite conformance-peers
   # The conformance suite as a step of its own, so that its time shows: all
   # of runtime-tools' programs, bare and through the shim, over every
-  # runtime of tests/runtimes.txt (2-3 minutes each).  After the other
+  # runtime of tests/runtimes.txt but two peers (tests/conformance/
+  # meson.build says which and why; 2-3 minutes each).  After the other
   # container tests, never beside them: its containers would be in the
   # runtimes' default roots while their snapshots look.  Its own log.
   step conformance env "${crun_fork_env[@]}" "${rtools_env[@]}" \
