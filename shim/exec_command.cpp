@@ -81,6 +81,37 @@ NativeSupport native_support_of(const ShimConfig& config, const ContainerState& 
   return found;
 }
 
+// Before 6.2 (early_cpuset_join.hpp): the shim joins the container's
+// cpuset cgroup itself, so that the runtime's join of the process it starts
+// is a move to where it already is, which keeps the mask.
+void join_cpuset_early(const ShimConfig& config, const NodeFacts& node, const ContainerState& state,
+                       const Decision& decision, const RuntimeLog& log) {
+  const bool early = config.node.early_cpuset_join == ConfigSwitch::yes ||
+                     (config.node.early_cpuset_join == ConfigSwitch::automatic &&
+                      kernel_resets_affinity_on_join());
+  if (!early || !decision.initial) return;
+  const auto cpuset = node.cgroup_cpuset_of_pid(state.init_pid);
+  if (!cpuset) return;
+  // Stand on a CPU the cpuset keeps before joining it.  The attach resets
+  // the mask to the cpuset and moves a task running outside it at once, to
+  // a CPU cpumask_any_and_distribute() picks — an isolated one as likely as
+  // not (seen in the proof harness on 6.1: the shim on CPU 2 or 3 for a few
+  // ms).  Already on initial ∩ cpuset (= F for exclusive CPUs), the attach
+  // leaves it where it is.
+  const CpuSet inside = decision.initial->intersected_with(cpuset->cpus);
+  if (!inside.empty()) {
+    try {
+      (void)apply_affinity(0, inside, "initial");
+    } catch (const Error& e) {
+      log.debug_line(std::string("could not stand on ") + inside.format() +
+                     " before the early join: " + e.what());
+    }
+  }
+  join_cgroup_of(cpuset->file);
+  log.debug_line("joined the container's cpuset early (" + cpuset->file +
+                 ") so the runtime's join cannot reset the mask (kernels before 6.2)");
+}
+
 }  // namespace
 
 std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& config,
@@ -125,6 +156,18 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
   if (native) {
     argv = std::move(*native);
     log.debug_line("native: " + config.runtime() + " applies the field itself");
+    // runc init runs between runc's join and its final (crun's grandchild
+    // is blocked there): on a kernel that resets the mask at the join, the
+    // attach would move it off initial to any CPU of the cpuset, an
+    // isolated one too (seen in the proof's shim-runc136-field-unpinned
+    // cell on 6.1: runc init on CPU 2 or 3 in 6 of 20 execs).  Only for
+    // execaff's own decision: a field handed on is placed as bare runc
+    // places it (an initial-only field ends on the whole cpuset there).
+    const bool opted_in = decision.source == DecisionSource::annotation ||
+                          decision.source == DecisionSource::handler_default;
+    if (runtime.flavour == NativeFlavour::runc && opted_in) {
+      join_cpuset_early(config, node, *state, decision, log);
+    }
   } else if (decision.final) {
     // Emulated: the trampoline sets final after the join, then execs the
     // program.  Only when the program exists: otherwise the runtime must be
@@ -176,31 +219,7 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     }
     log.debug_line("emulated: trampoline at fd " + std::to_string(trampoline) + " sets final " +
                    decision.final->format());
-    const bool early = config.node.early_cpuset_join == ConfigSwitch::yes ||
-                       (config.node.early_cpuset_join == ConfigSwitch::automatic &&
-                        kernel_resets_affinity_on_join());
-    if (early && decision.initial) {
-      if (const auto cpuset = node.cgroup_cpuset_of_pid(state->init_pid)) {
-        // Stand on a CPU the cpuset keeps before joining it.  The attach
-        // resets the mask to the cpuset and moves a task running outside it
-        // at once, to a CPU cpumask_any_and_distribute() picks — an isolated
-        // one as likely as not (seen in the proof harness on 6.1: the shim
-        // on CPU 2 or 3 for a few ms).  Already on initial ∩ cpuset (= F for
-        // exclusive CPUs), the attach leaves it where it is.
-        const CpuSet inside = decision.initial->intersected_with(cpuset->cpus);
-        if (!inside.empty()) {
-          try {
-            (void)apply_affinity(0, inside, "initial");
-          } catch (const Error& e) {
-            log.debug_line(std::string("could not stand on ") + inside.format() +
-                           " before the early join: " + e.what());
-          }
-        }
-        join_cgroup_of(cpuset->file);
-        log.debug_line("joined the container's cpuset early (" + cpuset->file +
-                       ") so the runtime's join cannot reset the mask (kernels before 6.2)");
-      }
-    }
+    join_cpuset_early(config, node, *state, decision, log);
   }
   if (!native && !decision.final && line.process && decision.repaired) {
     // No trampoline (final is left to the join), but the field as written

@@ -5,7 +5,9 @@
 # runs two lanes side by side, which share no state:
 #   runtimes    build/ (g++): unit, C ABI, real-runtime integration and
 #               clients (the forked crun and CRI-O are built first:
-#               EXECAFF_CRUN_FORK, EXECAFF_CRIO_DIR), then contrib/crun/ci.sh
+#               EXECAFF_CRUN_FORK, EXECAFF_CRIO_DIR), OCI conformance
+#               (runtime-tools, built from ../shared/third_party:
+#               EXECAFF_RTOOLS_DIR), then contrib/crun/ci.sh
 #               (the forked crun, crun's own tests, exec affinity)
 #   sanitizers  build-asan/ (g++, ASan+UBSan): unit and C ABI;
 #               build-fuzz/ (clang, libFuzzer+ASan+UBSan): bounded fuzz
@@ -88,6 +90,16 @@ build_crio() {
   crio_env=("EXECAFF_CRIO_DIR=$dir")
 }
 
+# OCI runtime-tools' validation suite for tests/conformance, from
+# ../shared/third_party/: built once per machine and tarball (a cache under
+# /var/tmp keyed by the tarball's hash), passed to the tests by its path.
+rtools_env=()
+build_runtime_tools() {
+  local dir
+  dir=$(tests/conformance/build-runtime-tools.sh) || return 1
+  rtools_env=("EXECAFF_RTOOLS_DIR=$dir")
+}
+
 lane_runtimes() {
   lane=runtimes
   step build configure build
@@ -95,8 +107,18 @@ lane_runtimes() {
   [ -x contrib/crun/build-crun.sh ] && step crun-fork-build build_crun_fork
   [ -x "$crun_work/patched/crun" ] && crun_fork_env=("EXECAFF_CRUN_FORK=$crun_work/patched/crun")
   step crio-build build_crio
-  step tests env "${crun_fork_env[@]}" "${crio_env[@]}" meson test -C build --print-errorlogs \
-    --num-processes 2 --no-suite proof
+  step rtools-build build_runtime_tools
+  step tests env "${crun_fork_env[@]}" "${crio_env[@]}" meson test -C build \
+    --print-errorlogs --num-processes 2 --no-suite proof --no-suite conformance \
+    --no-suite conformance-peers
+  # The conformance suite as a step of its own, so that its time shows: all
+  # of runtime-tools' programs, bare and through the shim, over every
+  # runtime of tests/runtimes.txt but two peers (tests/conformance/
+  # meson.build says which and why; 2-3 minutes each).  After the other
+  # container tests, never beside them: its containers would be in the
+  # runtimes' default roots while their snapshots look.  Its own log.
+  step conformance env "${crun_fork_env[@]}" "${rtools_env[@]}" \
+    meson test -C build --print-errorlogs --suite conformance --logbase conformance-testlog
   if [ -x contrib/crun/ci.sh ]; then
     step crun-fork bash -c "contrib/crun/ci.sh '$SRC/build' 2>&1 | tee '$crun_log'; exit \${PIPESTATUS[0]}"
   fi
@@ -143,7 +165,8 @@ import json, os, re, sys
 crun, dirs = sys.argv[1], sys.argv[2:]
 passed = failed = skipped = 0
 logs = [os.path.join(d, "meson-logs", "testlog.json") for d in dirs]
-logs.append(os.path.join(dirs[0], "meson-logs", "proof-testlog.json"))
+logs += [os.path.join(dirs[0], "meson-logs", name)
+         for name in ("proof-testlog.json", "conformance-testlog.json")]
 for log in logs:
     if not os.path.exists(log):
         continue

@@ -134,10 +134,17 @@ def main():
         chk.check("ctr run -d: four containers (three with --runc-binary shim)", True)
         got = {k: ctr.exec(cid, ALLOWED) for k, cid in c.items()}
         shimlib.check_pinned_beside_bare(chk, "task exec", got)
+        # ctr 1.6 copies the exec's FIFOs without waiting for the copy to
+        # end, and now and then exits before the last write reaches it (seen
+        # under load, bare runc's side included): up to three tries; a shim
+        # that loses output every time still fails.
+        status = ["sh", "-c", "echo out; echo err >&2; exit 7"]
         for k in ("pinned", "bare"):
-            chk.eq("task exec %s: exit 7 and stderr pass through" % k,
-                   ctr.exec(c[k], ["sh", "-c", "echo out; echo err >&2; exit 7"]),
-                   (7, "out\n", "err\n"))
+            tries = [ctr.exec(c[k], status)]
+            while tries[-1] != (7, "out\n", "err\n") and len(tries) < 3:
+                tries.append(ctr.exec(c[k], status))
+            chk.eq("task exec %s: exit 7 and stderr pass through" % k, tries[-1],
+                   (7, "out\n", "err\n"), "tries: %s" % tries)
         for k, want in (("pinned", ["0"]), ("bare", ["0-1"])):
             r = ctr.exec_tty(c[k], ["sh", "-c", "tty; grep Cpus_allowed_list /proc/self/status"])
             chk.check("task exec --tty %s: a tty, on %s" % (k, want[0]),

@@ -21,12 +21,28 @@ shows it.
 
 Usage: conformance.py [--markdown]     (root; 77 when fewer than 2 CPUs or
 no peer installed).  Exit 0 when execaff matches runc 1.3.6 on every row.
+
+       conformance.py --vm [--cgroup v1|v2] [--markdown]
+the same rows and columns on a pre-6.2 kernel: Debian 12's 6.1 in qemu
+(tests/vm, TCG, 4 vCPUs, no isolcpus), cgroup v1 by default.  The container
+cpuset is the host rows' shape, the whole machine (0-3), with CPUs 0 and 1
+in the fields.  The image carries the peers' whole directories, the shim and
+the fork at their host paths; tests/peers/vm-scenario.sh runs the plan
+written from rows() and columns() and sends every result back, and the rows
+are judged here as on the host.  77 also when qemu or the kernel is not
+there.
 """
 
 import argparse
+import base64
+import json
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
+import types
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -38,6 +54,16 @@ import shimlib  # noqa: E402
 
 REFERENCE = "runc-1.3.6"
 PROBE = ["grep", "Cpus_allowed_list", "/proc/self/status"]
+VM = os.path.join(HERE, "..", "vm")
+VM_CPUS = 4
+# The guest runs the columns in two lanes side by side, so that qemu's
+# vCPU threads can keep both of this machine's CPUs busy: seen, the VM's
+# run took 107-149 s with one lane, 63-96 s with two, 88 s with three,
+# depending on the load beside it.  The results are masks, not timings:
+# the lanes cannot change them.
+VM_JOBS = 2
+# The busybox rootfs that tests/vm/build-initramfs.sh puts into every image.
+VM_ROOTFS = "/bundle/rootfs"
 
 
 class Caller:
@@ -218,38 +244,162 @@ def columns():
     return cols
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--markdown", action="store_true", help="print the README's table")
-    args = ap.parse_args()
-    fixture.require_root()
+def host_table(cols):
+    """(header, [(row, {label: cell})]) on this machine."""
     fixture.require_busybox()
     online = sorted(os.sched_getaffinity(0))
     if len(online) < 2:
         fixture.skip("needs 2 CPUs, has %d" % len(online))
-    ref = runtimes.find(REFERENCE)
-    if ref is None or not ref.path:
-        fixture.skip("%s is not installed (%s)" % (
-            REFERENCE, ref.problem if ref else "not in tests/runtimes.txt"))
     c0, c1 = online[0], online[1]
-    table, failures = [], []
-    cols = columns()
+    table = []
     caller = Caller(str(c0))
     try:
         if caller.path is None:
             fixture.skip("no cpuset cgroup hierarchy to put the caller in")
         for row in rows(c0, c1, online):
             got = {label: run_row(path, env, row, caller) for label, path, env, _ in cols}
-            failures += judge(row, got, cols)
             table.append((row, got))
     finally:
         caller.remove()
+    header = "Kernel %s, container cpuset %s unless the row says; caller unpinned." % (
+        os.uname().release, shimlib.format_cpus(online))
+    return header, table
+
+
+def vm_plan(plan_dir, cols, row_list, c0, jobs):
+    """Write the guest's plan (see vm-scenario.sh) into plan_dir: one bundle
+    per distinct container config of the rows, one process file per row,
+    the columns' binaries and the shim's EXECAFF_RUNTIME."""
+    lines = ["jobs %d" % jobs, "caller %d" % c0]
+    for n, (_, path, env, _) in enumerate(cols):
+        runtime = (env or {}).get("EXECAFF_RUNTIME") or "-"
+        lines.append("column %d %s %s" % (n, path, runtime))
+    bundles = {}
+    cells = []
+    for i, (_, _, cpuset, field, where, program) in enumerate(row_list):
+        key = (cpuset, json.dumps(field) if where == "config" else None)
+        if key not in bundles:
+            name = "b%d" % len(bundles)
+            config = fixture.default_config(("sleep", "3600"), cpus=cpuset,
+                                            cgroups_path="/execaff-@ID@")
+            config["root"]["path"] = VM_ROOTFS
+            if where == "config":
+                config["process"]["execCPUAffinity"] = field
+            os.makedirs(os.path.join(plan_dir, "bundles", name))
+            with open(os.path.join(plan_dir, "bundles", name, "config.json"), "w") as f:
+                json.dump(config, f, indent=2)
+            bundles[key] = (name, config)
+            lines.append("bundle %s" % name)
+        name, config = bundles[key]
+        if where == "config":
+            cells.append("cell %d %s config - %s" % (i, name, " ".join(program)))
+            continue
+        process = dict(config["process"], args=list(program))
+        if field is not None:
+            process["execCPUAffinity"] = field
+        with open(os.path.join(plan_dir, "process-%d.json" % i), "w") as f:
+            json.dump(process, f)
+        cells.append("cell %d %s %s /peers/process-%d.json" % (i, name, where, i))
+    with open(os.path.join(plan_dir, "plan"), "w") as f:
+        f.write("\n".join(lines + cells) + "\n")
+
+
+def vm_result(line):
+    """A `=CELL= ROW N RC o:B64 e:B64` line as (row, column, result).  The
+    guest's shell reports a death by signal S as 128 + S: given back as -S,
+    as Python reports it on the host (no runtime exits 129-192 itself)."""
+    _, row, n, rc, out, err = line.split(" ")
+    rc = int(rc)
+    if 128 < rc <= 128 + 64:
+        rc = 128 - rc
+    text = [base64.b64decode(x[2:]).decode(errors="replace") for x in (out, err)]
+    return int(row), int(n), types.SimpleNamespace(returncode=rc, stdout=text[0], stderr=text[1])
+
+
+def vm_table(cols, cgroup):
+    """(header, [(row, {label: cell})]) in Debian 12's 6.1 kernel (tests/vm)."""
+    qemu = os.environ.get("QEMU", "qemu-system-x86_64")
+    if shutil.which(qemu) is None:
+        fixture.skip("%s not found (apt-get install qemu-system-x86)" % qemu)
+    cache = os.environ.get("EXECAFF_VM_CACHE", os.path.expanduser("~/.cache/execaff-vm"))
+    fetched = subprocess.run([os.path.join(VM, "fetch-kernel.sh"), cache],
+                             stdout=subprocess.PIPE, text=True)
+    if fetched.returncode != 0:
+        fixture.skip("Debian's 6.1 kernel could not be fetched (see above)")
+    kernel = fetched.stdout.strip()
+    online = list(range(VM_CPUS))
+    c0, c1 = online[0], online[1]
+    row_list = rows(c0, c1, online)
+    work = tempfile.mkdtemp(prefix="execaff-peers-vm-")
+    try:
+        plan_dir = os.path.join(work, "peers")
+        os.makedirs(plan_dir)
+        vm_plan(plan_dir, cols, row_list, c0, VM_JOBS)
+        adds = ["%s:/peers" % plan_dir]
+        for _, path, _, rt in cols:
+            # A peer with its own loader and libraries: its whole directory.
+            adds.append(os.path.dirname(rt.path) if rt.applies == "field" else rt.path)
+            adds.append(path)
+        image = os.path.join(work, "peers.cpio.gz")
+        argv = [os.path.join(VM, "build-initramfs.sh"), image,
+                "--script", os.path.join(HERE, "vm-scenario.sh")]
+        for a in sorted(set(adds)):
+            argv += ["--add", a]
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+        vm = subprocess.run([os.path.join(VM, "run-vm.sh"), "--kernel", kernel, "--initrd", image,
+                             "--cgroup", cgroup, "--smp", str(VM_CPUS), "--timeout", "1200"],
+                            stdout=subprocess.PIPE, text=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    results, kernel_line, errors = {}, "", []
+    for line in vm.stdout.splitlines():
+        if line.startswith("=CELL= "):
+            i, n, r = vm_result(line)
+            results[(i, n)] = cell(r)
+        elif line.startswith("=KERNEL= "):
+            kernel_line = line.split(" ", 2)[1]
+        elif line.startswith("=ERROR= "):
+            errors.append(line[len("=ERROR= "):])
+    if vm.returncode != 0 or errors:
+        sys.stdout.write(vm.stdout)
+        raise SystemExit("conformance: the VM run failed (run-vm.sh exit %d): %s" % (
+            vm.returncode, "; ".join(errors) or "see above"))
+    table = []
+    for i, row in enumerate(row_list):
+        missing = [label for n, (label, _, _, _) in enumerate(cols) if (i, n) not in results]
+        if missing:
+            raise SystemExit("conformance: no result from the VM for %s: %s" % (
+                row[1], ", ".join(missing)))
+        table.append((row, {label: results[(i, n)] for n, (label, _, _, _) in enumerate(cols)}))
+    header = ("Kernel %s (Debian 12's, in qemu: TCG, %d vCPUs, cgroup %s), container cpuset "
+              "%s unless the row says; caller unpinned." % (
+                  kernel_line, VM_CPUS, cgroup, shimlib.format_cpus(online)))
+    return header, table
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--markdown", action="store_true", help="print the README's table")
+    ap.add_argument("--vm", action="store_true",
+                    help="run the rows in the 6.1 VM (tests/vm) instead of on this host")
+    ap.add_argument("--cgroup", choices=("v1", "v2"), default="v1",
+                    help="with --vm: the guest's cgroup layout (default v1)")
+    args = ap.parse_args()
+    fixture.require_root()
+    ref = runtimes.find(REFERENCE)
+    if ref is None or not ref.path:
+        fixture.skip("%s is not installed (%s)" % (
+            REFERENCE, ref.problem if ref else "not in tests/runtimes.txt"))
+    cols = columns()
+    header, table = vm_table(cols, args.cgroup) if args.vm else host_table(cols)
+    failures = []
+    for row, got in table:
+        failures += judge(row, got, cols)
 
     labels = [label for label, _, _, _ in cols]
     if args.markdown:
-        print("Kernel %s, container cpuset %s unless the row says; caller unpinned. "
-              "Produced by `tests/peers/conformance.py --markdown`." % (
-                  os.uname().release, shimlib.format_cpus(online)))
+        print("%s Produced by `tests/peers/conformance.py%s --markdown`." % (
+            header, " --vm" if args.vm else ""))
         print()
         print("| row | case | " + " | ".join(labels) + " |")
         print("|---|---|" + "---|" * len(labels))
@@ -258,6 +408,7 @@ def main():
             print("| %s | %s | " % (row[0], label) +
                   " | ".join(short(got[x]) for x in labels) + " |")
     else:
+        print(header)
         for row, got in table:
             print("%s %s:" % (row[0], row[1]))
             for x in labels:

@@ -7,7 +7,7 @@
 #                     --rootfs DIR --oci-config CMD
 #                     [--schedtrace PATH] [--shim PATH] [--csv-runs K]
 #                     [--only NAME,NAME...] [--keep-traces DIR]
-#                     [--crun-fork PATH]
+#                     [--crun-fork PATH] [--runtimes FILE]
 #
 # Layout per environment (why: see README.md, "CPU layouts"):
 #   host (2 CPUs): container cpuset 0-1, first CPU 0 = node housekeeping,
@@ -20,12 +20,18 @@
 # Every exec is `<runtime> --root R exec --process P ID` with P = {"args":
 # ["true"]} — the form CRI-O and conmon use — directly (bare) or through
 # execaff-shim (shim), against one container per runtime whose config.json
-# carries the annotation exec-cpu-affinity.execaff.io=first.
+# carries the annotation exec-cpu-affinity.execaff.io=first.  The cells
+# whose via is field or shim-field add CRI-O 1.34's field to P:
+# "execCPUAffinity": {"initial": the cpuset's first CPU}.
 #
 # --crun-fork PATH: the forked crun (contrib/crun) for the cells whose
 # runtime is crun-execaff; run as DIR/bin/crun-execaff (a symlink) when its
 # name is another, so that its container and the harness's --runtime do
 # not collide with stock crun's.  Without it those cells are skipped.
+#
+# --runtimes FILE: "NAME PATH" a line, the runtimes of tests/runtimes.txt
+# that a cell may name (runc-1.3.6, crun-1.21: matrix.sh writes it with
+# tests/runtimes.py); a name not there is looked up in PATH.
 #
 # Writes DIR/summary.tsv (one row per cell), DIR/json/<cell>.json,
 # DIR/csv/<cell>.csv; prints each cell's row as it finishes and the whole
@@ -39,6 +45,7 @@ die() { say "error: $*"; exit 2; }
 
 here=$(cd "$(dirname "$0")" && pwd)
 env_name='' set_name=short execs='' out='' rootfs='' oci_config='' only='' keep='' crun_fork=''
+runtimes_file=''
 schedtrace=${EXECAFF_SCHEDTRACE:-execaff-schedtrace}
 shim=${EXECAFF_SHIM:-execaff-shim}
 csv_runs=20
@@ -56,6 +63,7 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift 2 ;;
     --keep-traces) keep=$2; shift 2 ;;
     --crun-fork) crun_fork=$2; shift 2 ;;
+    --runtimes) runtimes_file=$2; shift 2 ;;
     *) die "unknown argument $1" ;;
     esac
 done
@@ -106,6 +114,10 @@ echo '{}' >"$empty_config"
 chmod 0644 "$empty_config"
 process=$out/process.json
 printf '%s\n' '{"terminal": false, "user": {"uid": 0, "gid": 0}, "args": ["true"], "env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"], "cwd": "/"}' >"$process"
+# CRI-O 1.34's field (exec_cpu_affinity "first": initial = the container's
+# first CPU, no final), for the cells whose via is field or shim-field.
+process_field=$out/process-field.json
+sed "s/}\$/, \"execCPUAffinity\": {\"initial\": \"${CPUSET%%[-,]*}\"}}/" "$process" >"$process_field"
 
 started=''   # "name=path ..." of the containers we started
 cleanup() {
@@ -128,14 +140,22 @@ resolve_runtime() { # NAME|PATH -> absolute path, or empty when absent
     case $1 in
     crun-execaff) [ -z "$crun_fork" ] || echo "$crun_fork" ;;
     /*) [ -x "$1" ] && echo "$1" ;;
-    *) command -v "$1" 2>/dev/null ;;
+    *)
+        listed=''
+        [ -z "$runtimes_file" ] || listed=$(awk -v n="$1" '$1 == n { print $2 }' "$runtimes_file")
+        if [ -n "$listed" ]; then
+            [ -x "$listed" ] && echo "$listed"
+        else
+            command -v "$1" 2>/dev/null
+        fi ;;
     esac
 }
 
-# container RUNTIME_PATH: start (once) the container for that runtime;
-# sets cid, croot, ccgroup.
+# container RUNTIME_PATH [NAME]: start (once) the container for that
+# runtime, named NAME (default: the binary's name; a peer's binary is called
+# runc or crun too); sets cid, croot, ccgroup.
 container() {
-    n=$(basename "$1")
+    n=${2:-$(basename "$1")}
     cid=proof-$n
     croot=$out/state/$n
     case " $started " in
@@ -177,6 +197,8 @@ while read -r name rtspec via caller expect_old expect_new cell_where; do
     case ",$cell_where," in
     *",$where,"*) ;;
     *",vm-full,"*) [ "$where" = vm ] && [ "$set_name" = full ] || continue ;;
+    # The guest's /init says which cgroup layout it mounted.
+    *",vm-${EXECAFF_CGROUP:-none},"*) [ "$where" = vm ] || continue ;;
     *) continue ;;
     esac
     if [ -n "$only" ]; then
@@ -191,16 +213,21 @@ while read -r name rtspec via caller expect_old expect_new cell_where; do
         fi
         continue
     fi
-    if ! container "$rt"; then
+    case $rtspec in */*) ctr_name='' ;; *) ctr_name=$rtspec ;; esac
+    if ! container "$rt" "$ctr_name"; then
         echo "FAIL $name: could not start the container"
         worst=1
         continue
     fi
     rtname=$(basename "$rt")
     if [ "$caller" = pinned ]; then caller_cpus=$PINNED; else caller_cpus=all; fi
-    if [ "$via" = shim ]; then
+    case $via in
+    field|shim-field) cell_process=$process_field ;;
+    *) cell_process=$process ;;
+    esac
+    if [ "$via" = shim ] || [ "$via" = shim-field ]; then
         initial=$INITIAL_SHIM
-        set -- "$shim" --root "$croot" exec --process "$process" "$cid"
+        set -- "$shim" --root "$croot" exec --process "$cell_process" "$cid"
     elif [ "$via" = native ] || [ "$via" = native-nocfg ]; then
         # The runtime pins the exec itself from the container's annotation
         # (the forked crun): execaff's initial, as under the shim.  It reads
@@ -210,9 +237,11 @@ while read -r name rtspec via caller expect_old expect_new cell_where; do
         set -- "$rt" --root "$croot" exec --process "$process" "$cid"
     else
         # A bare runtime's helpers run wherever the caller runs: its own CPUs
-        # are its "initial"; isolated CPUs are flagged regardless.
+        # are its "initial"; isolated CPUs are flagged regardless.  With the
+        # field (via field) the runtime narrows only the tasks it starts for
+        # the exec, not itself: the same rule.
         if [ "$caller" = pinned ]; then initial=$PINNED; else initial=any; fi
-        set -- "$rt" --root "$croot" exec --process "$process" "$cid"
+        set -- "$rt" --root "$croot" exec --process "$cell_process" "$cid"
     fi
     if [ "$kernel_gen" = old ]; then expect=$expect_old; else expect=$expect_new; fi
     verbose=--progress

@@ -37,6 +37,11 @@
 # those cells SKIP; set to a missing file or one that is not the fork (no
 # +EXECAFF in --version): an error (exit 2).
 #
+# The peers (runc-1.3.6, crun-1.21: the runtimes of tests/runtimes.txt
+# that apply execCPUAffinity themselves, contrib/install-peers.sh) are the
+# binaries tests/runtimes.py names; the VM image carries their whole
+# directories at the same paths.  Not installed: their cells SKIP.
+#
 # Prints each part's table as it ends and the whole table at the end.
 # Exit 0 when every cell of every part met its expectation, 1 otherwise,
 # 2 on usage errors, 77 when no requested part could run (not root, no
@@ -119,6 +124,16 @@ mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
 echo "$prog: $mode run, parts: ${parts[*]}, output in $out"
 
+# The installed peers that a cell names, "NAME PATH" a line, for
+# cells-run.sh --runtimes (the VM image carries only those: each adds
+# seconds to every boot).
+peers=$out/runtimes.resolved
+: >"$peers"
+for name in $(python3 "$repo/tests/runtimes.py" --names --applies field); do
+    grep -v '^#' "${PROOF_CELLS_FILE:-$here/cells.txt}" | awk '{ print $2 }' | grep -qxF "$name" || continue
+    path=$(python3 "$repo/tests/runtimes.py" --path "$name" 2>/dev/null) && echo "$name $path" >>"$peers"
+done
+
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", b - a }'; }
 
@@ -163,7 +178,7 @@ part_host() {
     fi
     local args=(--env host --set "$mode" --execs "$execs" --out "$dir" --rootfs "$rootfs"
         --oci-config "sh $repo/tests/vm/oci-config.sh" --csv-runs "$csv_runs"
-        --schedtrace "$schedtrace" --shim "$shim")
+        --schedtrace "$schedtrace" --shim "$shim" --runtimes "$peers")
     [ -z "$only" ] || args+=(--only "$only")
     [ $keep = 0 ] || args+=(--keep-traces "$dir/traces")
     [ -z "$crun_fork" ] || args+=(--crun-fork "$crun_fork")
@@ -185,13 +200,18 @@ vm_prepare() {
     fi
     vm_image=$out/vm/proof.cpio.gz
     mkdir -p "$out/vm"
-    local fork_args=()
-    [ -z "$crun_fork" ] || fork_args=(--add "$crun_fork:/usr/local/bin/crun-execaff")
+    local extra_adds=() name path
+    [ -z "$crun_fork" ] || extra_adds=(--add "$crun_fork:/usr/local/bin/crun-execaff")
+    # A peer with its own loader and libraries: its whole directory.
+    while read -r name path; do
+        extra_adds+=(--add "$(dirname "$path")")
+    done <"$peers"
     "$repo/tests/vm/build-initramfs.sh" "$vm_image" --script "$here/vm-scenario.sh" \
         --add "$schedtrace:/usr/local/bin/execaff-schedtrace" \
         --add "$shim:/usr/local/bin/execaff-shim" \
         --add "$here/cells-run.sh:/proof/cells-run.sh" \
-        --add "$here/cells.txt:/proof/cells.txt" "${fork_args[@]}" >/dev/null ||
+        --add "$here/cells.txt:/proof/cells.txt" --add "$peers:/proof/runtimes.resolved" \
+        "${extra_adds[@]}" >/dev/null ||
         { vm_image=''; die "build-initramfs.sh failed"; }
 }
 

@@ -65,6 +65,8 @@ set -- --env vm --set "$set_name" --execs "$execs" --out /tmp/proof \
 [ -z "$only" ] || set -- "$@" --only "$only"
 # The forked crun is in the image only when matrix.sh had EXECAFF_CRUN_FORK.
 [ -x /usr/local/bin/crun-execaff ] && set -- "$@" --crun-fork /usr/local/bin/crun-execaff
+# The peers matrix.sh found installed, at their host paths.
+[ -f /proof/runtimes.resolved ] && set -- "$@" --runtimes /proof/runtimes.resolved
 [ "$(param execaff.proof_keep 0)" = 1 ] && set -- "$@" --keep-traces /tmp/proof/traces
 # The harness itself stays on the reserved CPU like the rest of the node's
 # housekeeping; each COMMAND gets its caller CPUs from --caller-cpus.

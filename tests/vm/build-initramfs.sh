@@ -14,7 +14,8 @@
 #   /bundle/rootfs/            busybox-static + applet symlinks (read-only root)
 #   /scenario.sh               --script FILE (default: a script that says so)
 #   every --add HOSTPATH at GUESTPATH (default: the same path); a directory is
-#   copied recursively; every dynamic ELF added gets its ldd libraries.
+#   copied recursively; every dynamic ELF added (in a directory: every
+#   executable one) gets its ldd libraries.
 # Libraries are copied to the path ldd resolves them to on the host (so RPATHs
 # keep working) and an /etc/ld.so.cache is generated for the image.
 #
@@ -194,8 +195,12 @@ for spec in "${adds[@]}"; do
     if [ -d "$hp" ]; then
         mkdir -p "$root$gp"
         cp -a --no-preserve=ownership -L -- "$hp/." "$root$gp/"
+        # Only the directory's executables: its shared libraries are there
+        # for its programs (their ldd finds them), and a private glibc's
+        # (contrib/install-peers.sh's lib/) cannot be resolved by the
+        # host's ldd at all.
         while IFS= read -r -d '' f; do copy_libs "$f"; done \
-            < <(find "$hp" -type f -print0 | LC_ALL=C sort -z)
+            < <(find "$hp" -type f -perm /111 -print0 | LC_ALL=C sort -z)
     else
         add_binary "$hp" "$gp"
     fi
