@@ -32,33 +32,15 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-tarball=${EXECAFF_RTOOLS_TARBALL:-$here/../../../shared/third_party/runtime-tools-260e151.tar.xz}
-cache_parent=${EXECAFF_RTOOLS_CACHE_PARENT:-/var/tmp}
-print_cached=0
+# shellcheck source=tests/third-party-build.sh
+. "$here/../third-party-build.sh"
 
-usage() { sed -n '/^# Usage:/,/^# The result/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 die() { echo "build-runtime-tools: $*" >&2; exit 1; }
 
-while [ $# -gt 0 ]; do
-    case $1 in
-    --tarball) [ $# -ge 2 ] || usage; tarball=$2; shift ;;
-    --tarball=*) tarball=${1#*=} ;;
-    --cache-parent) [ $# -ge 2 ] || usage; cache_parent=$2; shift ;;
-    --cache-parent=*) cache_parent=${1#*=} ;;
-    --print-cached) print_cached=1 ;;
-    -h | --help) usage ;;
-    *) echo "build-runtime-tools: unknown argument '$1'" >&2; usage ;;
-    esac
-    shift
-done
-
-[ -f "$tarball" ] || die "tarball '$tarball' not found (the third-party sources live in ../shared/third_party/ beside the checkout)"
-[ -d "$cache_parent" ] || die "cache parent '$cache_parent' is not a directory"
-tarball=$(cd "$(dirname "$tarball")" && pwd)/$(basename "$tarball")
-cache_parent=$(cd "$cache_parent" && pwd)
-
-sha=$(sha256sum "$tarball" | cut -d' ' -f1)
-out=$cache_parent/execaff-rtools-${sha:0:16}
+third_party_args build-runtime-tools \
+    "${EXECAFF_RTOOLS_TARBALL:-$here/../../../shared/third_party/runtime-tools-260e151.tar.xz}" \
+    "${EXECAFF_RTOOLS_CACHE_PARENT:-/var/tmp}" "$@"
+third_party_out execaff-rtools
 
 # Complete: SOURCE names this tarball's hash and every listed program is
 # there.  SOURCE is written last, so a tree without it was never finished.
