@@ -17,7 +17,7 @@
 #include "audit_scan.hpp"
 #include "command_options.hpp"
 #include "error.hpp"
-#include "spec_json.hpp"
+#include "json_writer.hpp"
 
 namespace execaff::cli {
 namespace {
@@ -46,50 +46,75 @@ std::string list_or_dash(const std::optional<CpuSet>& set) {
   return set ? (set->empty() ? "(none)" : set->format()) : "-";
 }
 
-std::string json_list(const std::optional<CpuSet>& set) {
-  return set ? json_string(set->format()) : "null";
+// A string member, null when empty.
+void member_or_null(json::Writer& out, std::string_view name, const std::string& value) {
+  out.member_or_null(name, value.empty() ? std::nullopt : std::optional<std::string>(value));
+}
+
+// A count member, null when 0 (a pid or tid that is not there).
+void number_or_null(json::Writer& out, std::string_view name, std::int64_t value) {
+  out.key(name);
+  if (value != 0) {
+    out.number(value);
+  } else {
+    out.null();
+  }
 }
 
 std::string render_json(const AuditResult& r, const std::string& config_path) {
-  std::ostringstream out;
-  out << "{\"clean\":" << (r.findings.empty() && r.errors.empty() ? "true" : "false")
-      << ",\"read_only\":true,\"isolated\":" << json_string(r.isolated.format())
-      << ",\"isolated_sources\":" << json_string(r.isolated_sources)
-      << ",\"node_config\":" << (config_path.empty() ? "null" : json_string(config_path))
-      << ",\"containers\":[";
-  for (std::size_t i = 0; i < r.containers.size(); ++i) {
-    const AuditedContainer& c = r.containers[i];
-    out << (i ? "," : "") << "{\"id\":" << json_string(c.id)
-        << ",\"root\":" << json_string(c.state_root) << ",\"runtime\":" << json_string(c.runtime)
-        << ",\"init_pid\":" << c.init_pid << ",\"cpuset\":" << json_string(c.cpuset.format())
-        << ",\"opted_in\":" << (c.opted_in ? "true" : "false")
-        << ",\"final\":" << json_list(c.final) << ",\"source\":" << json_string(c.source)
-        << ",\"processes\":" << c.processes << ",\"exec_processes\":" << c.exec_processes
-        << ",\"cpu_weight\":" << (c.cpu_weight ? std::to_string(*c.cpu_weight) : "null") << "}";
+  json::Writer out;
+  out.open_object();
+  out.key("clean").boolean(r.findings.empty() && r.errors.empty());
+  out.key("read_only").boolean(true);
+  out.member("isolated", r.isolated.format());
+  out.member("isolated_sources", r.isolated_sources);
+  member_or_null(out, "node_config", config_path);
+  out.key("containers").open_array();
+  for (const AuditedContainer& c : r.containers) {
+    out.open_object();
+    out.member("id", c.id);
+    out.member("root", c.state_root);
+    out.member("runtime", c.runtime);
+    out.key("init_pid").number(c.init_pid);
+    out.member("cpuset", c.cpuset.format());
+    out.key("opted_in").boolean(c.opted_in);
+    out.member_or_null("final", c.final);
+    out.member("source", c.source);
+    out.key("processes").number(static_cast<std::int64_t>(c.processes));
+    out.key("exec_processes").number(static_cast<std::int64_t>(c.exec_processes));
+    out.key("cpu_weight");
+    if (c.cpu_weight) {
+      out.number(static_cast<std::int64_t>(*c.cpu_weight));
+    } else {
+      out.null();
+    }
+    out.close_object();
   }
-  out << "],\"findings\":[";
-  for (std::size_t i = 0; i < r.findings.size(); ++i) {
-    const Finding& f = r.findings[i];
-    out << (i ? "," : "") << "{\"kind\":" << json_string(to_string(f.kind))
-        << ",\"container\":" << (f.container.empty() ? "null" : json_string(f.container))
-        << ",\"root\":" << (f.state_root.empty() ? "null" : json_string(f.state_root))
-        << ",\"pid\":" << (f.pid ? std::to_string(f.pid) : "null")
-        << ",\"tid\":" << (f.tid ? std::to_string(f.tid) : "null")
-        << ",\"comm\":" << (f.comm.empty() ? "null" : json_string(f.comm))
-        << ",\"irq\":" << (f.irq.empty() ? "null" : json_string(f.irq))
-        << ",\"affinity\":" << json_list(f.affinity) << ",\"expected\":" << json_list(f.expected)
-        << ",\"detail\":" << json_string(f.detail) << "}";
+  out.close_array();
+  out.key("findings").open_array();
+  for (const Finding& f : r.findings) {
+    out.open_object();
+    out.member("kind", to_string(f.kind));
+    member_or_null(out, "container", f.container);
+    member_or_null(out, "root", f.state_root);
+    number_or_null(out, "pid", f.pid);
+    number_or_null(out, "tid", f.tid);
+    member_or_null(out, "comm", f.comm);
+    member_or_null(out, "irq", f.irq);
+    out.member_or_null("affinity", f.affinity);
+    out.member_or_null("expected", f.expected);
+    out.member("detail", f.detail);
+    out.close_object();
   }
-  out << "],\"errors\":[";
-  for (std::size_t i = 0; i < r.errors.size(); ++i) {
-    out << (i ? "," : "") << json_string(r.errors[i]);
-  }
-  out << "],\"skipped\":[";
-  for (std::size_t i = 0; i < r.skipped.size(); ++i) {
-    out << (i ? "," : "") << json_string(r.skipped[i]);
-  }
-  out << "]}\n";
-  return out.str();
+  out.close_array();
+  out.key("errors").open_array();
+  for (const std::string& e : r.errors) out.string(e);
+  out.close_array();
+  out.key("skipped").open_array();
+  for (const std::string& s : r.skipped) out.string(s);
+  out.close_array();
+  out.close_object();
+  return out.take() + "\n";
 }
 
 std::string render_table(const AuditResult& r) {

@@ -9,6 +9,7 @@
 
 #include "decide.hpp"
 #include "error.hpp"
+#include "file_reader.hpp"
 #include "node_facts.hpp"
 #include "procfs.hpp"
 #include "runtime_state.hpp"
@@ -171,14 +172,14 @@ std::optional<Subject> read_subject(const NodeFacts& node, const AuditOptions& o
   read_cpu_weight(options.root_fs, state->init_pid, s.info);
 
   DecideRequest request;
-  request.config_json = read_document_file(state->config_path);
-  request.config_source = "config " + quoted(state->config_path);
+  const std::string config_text = read_file(state->config_path);
   request.container_pid = state->init_pid;
   // The decision for an unpinned caller: final does not depend on the caller.
   request.caller_cpus = node.online_cpus();
   request.handler_default = options.node_config.handler_default;
   request.housekeeping = options.node_config.housekeeping_cpus;
   try {
+    request.config = parse_config_document(config_text, "config " + quoted(state->config_path));
     const Decision decision = decide(node, request);
     s.info.opted_in = decision.pinned;
     s.info.final = decision.final;

@@ -14,11 +14,12 @@
 #include "decide.hpp"
 #include "error.hpp"
 #include "exec_program.hpp"
+#include "file_reader.hpp"
+#include "json_writer.hpp"
 #include "node_facts.hpp"
 #include "preflight.hpp"
 #include "process_privileges.hpp"
 #include "spec_json.hpp"
-#include "yajl_tree.hpp"
 
 namespace execaff::cli {
 namespace {
@@ -42,29 +43,23 @@ execaff::CpuSet parse_list_option(const char* option, const char* value) {
 // The emulated path's pre-flight for this exec.  The program is looked up
 // only with --container-pid (through /proc/<pid>/root, as the shim does),
 // resolved as the shim resolves it (exec_program.hpp).
-std::string preflight_for(const DecideRequest& request, const ExecArgv& argv, RuntimeRules rules,
-                          const std::string& root) {
+void write_preflight(json::Writer& out, const DecideRequest& request, const ExecArgv& argv,
+                     RuntimeRules rules, const std::string& root) {
   preflight::PreflightInput in;
-  in.config_json = *request.config_json;
-  in.config_source = request.config_source;
+  in.config = &*request.config;
   in.init_pid = request.container_pid;
   in.root = root;
+  // The exec's process: its own file, else config.json's (the CLI form).
+  const ProcessObject& process = request.process ? *request.process : request.config->process;
   if (request.container_pid) {
     const ExecProgram exec = resolve_exec_program(request, argv, rules);
     in.program = exec.program;
     in.program_found = !exec.program.empty() && program_may_exist(*request.container_pid, exec);
   }
   preflight::PreflightReport report = preflight::run_preflight(in);
-  // The exec's process: its own file, else config.json's (the CLI form).
-  const YajlTree config = parse_json_object(*request.config_json, request.config_source);
-  std::optional<YajlTree> process;
-  if (request.process_json)
-    process = parse_json_object(*request.process_json, request.process_source);
   report.checks.insert(report.checks.begin() + 1,
-                       preflight::check_process_privileges(
-                           process ? process->get() : member(config.get(), "process"),
-                           process ? request.process_source : request.config_source));
-  return report.to_json();
+                       preflight::check_process_privileges(process.capabilities));
+  report.write_json(out);
 }
 
 }  // namespace
@@ -159,24 +154,28 @@ int run_explain_command(int argc, char** argv, const char* usage) {
     if (!rules) rules = config.runtime ? runtime_rules_of(*config.runtime) : RuntimeRules::runc;
 
     const std::string config_path = *bundle + "/config.json";
-    request.config_json = execaff::read_document_file(config_path);
-    request.config_source = "config " + execaff::quoted(config_path);
+    const std::string config_text = execaff::read_file(config_path);
     if (process_file) {
-      request.process_json = execaff::read_document_file(*process_file);
-      request.process_source = "process file " + execaff::quoted(*process_file);
+      request.process = execaff::parse_process_document(
+          execaff::read_file(*process_file), "process file " + execaff::quoted(*process_file));
     }
+    request.config = execaff::parse_config_document(config_text,
+                                                    "config " + execaff::quoted(config_path));
     const execaff::NodeFacts facts(node.root_fs);
     const execaff::Decision decision = execaff::decide(facts, request);
-    std::string json = execaff::decision_to_json(decision);
     // One object: the decision's members, then "preflight" (null when the
     // exec is not pinned, so there is no trampoline to check).
-    json.pop_back();
-    json += ",\"preflight\":" +
-            (decision.pinned && decision.final
-                 ? preflight_for(request, exec_argv, *rules, node.root_fs)
-                 : "null") +
-            "}";
-    std::cout << json << "\n";
+    json::Writer out;
+    out.open_object();
+    execaff::write_decision_members(out, decision);
+    out.key("preflight");
+    if (decision.pinned && decision.final) {
+      write_preflight(out, request, exec_argv, *rules, node.root_fs);
+    } else {
+      out.null();
+    }
+    out.close_object();
+    std::cout << out.text() << "\n";
     return 0;
   } catch (const execaff::Error& e) {
     std::cerr << "execaff explain: " << e.what() << "\n";

@@ -4,11 +4,11 @@
 #include <linux/magic.h>
 #include <sys/vfs.h>
 
+#include <cerrno>
+
 #include "error.hpp"
 #include "procfs.hpp"
 #include "seccomp_profile.hpp"
-#include "spec_json.hpp"
-#include "yajl_tree.hpp"
 
 namespace execaff::preflight {
 namespace {
@@ -38,16 +38,15 @@ std::vector<SyscallProbe> trampoline_calls() {
   };
 }
 
-PreflightCheck check_seccomp(yajl_val config, const std::string& source) {
+PreflightCheck check_seccomp(const ConfigDocument& config) {
   PreflightCheck c{.name = "seccomp"};
-  const yajl_val profile = member(member(config, "linux"), "seccomp");
-  if (profile == nullptr || YAJL_IS_NULL(profile)) {
+  if (!config.seccomp) {
     c.detail = "no seccomp profile (linux.seccomp absent)";
     return c;
   }
   SeccompEvaluation e;
   try {
-    e = evaluate_seccomp_profile(profile, source, trampoline_calls());
+    e = evaluate_seccomp_profile(*config.seccomp, config.source, trampoline_calls());
   } catch (const Error& err) {
     c.ok = false;
     c.detail = std::string("cannot evaluate the profile: ") + err.what();
@@ -85,22 +84,9 @@ PreflightCheck check_seccomp(yajl_val config, const std::string& source) {
   return c;
 }
 
-PreflightCheck check_proc(yajl_val config, const PreflightInput& input) {
+PreflightCheck check_proc(const PreflightInput& input) {
   PreflightCheck c{.name = "proc"};
-  bool in_config = false;
-  if (const yajl_val mounts = member(config, "mounts");
-      mounts != nullptr && YAJL_IS_ARRAY(mounts)) {
-    for (std::size_t i = 0; i < mounts->u.array.len; ++i) {
-      const yajl_val m = mounts->u.array.values[i];
-      const yajl_val dest = member(m, "destination");
-      const yajl_val type = member(m, "type");
-      if (dest != nullptr && YAJL_IS_STRING(dest) &&
-          std::string(YAJL_GET_STRING(dest)) == "/proc" && type != nullptr &&
-          YAJL_IS_STRING(type) && std::string(YAJL_GET_STRING(type)) == "proc") {
-        in_config = true;
-      }
-    }
-  }
+  const bool in_config = input.config->mounts_proc;
   std::optional<bool> live;
   if (input.init_pid) {
     struct statfs fs {};
@@ -175,25 +161,34 @@ std::string PreflightReport::reason() const {
   return out;
 }
 
-std::string PreflightReport::to_json() const {
-  std::string out =
-      "{\"emulated_path_ok\":" + std::string(blocked() ? "false" : "true") + ",\"checks\":[";
-  for (std::size_t i = 0; i < checks.size(); ++i) {
-    const auto& c = checks[i];
-    out += (i ? "," : "") + std::string("{\"name\":") + json_string(c.name) +
-           ",\"ok\":" + (c.ok ? "true" : "false") +
-           ",\"blocking\":" + (c.blocking ? "true" : "false") +
-           ",\"detail\":" + json_string(c.detail) +
-           ",\"fix\":" + (c.fix.empty() ? "null" : json_string(c.fix)) + "}";
+void PreflightReport::write_json(json::Writer& out) const {
+  out.open_object();
+  out.key("emulated_path_ok").boolean(!blocked());
+  out.key("checks").open_array();
+  for (const PreflightCheck& c : checks) {
+    out.open_object();
+    out.member("name", c.name);
+    out.key("ok").boolean(c.ok);
+    out.key("blocking").boolean(c.blocking);
+    out.member("detail", c.detail);
+    out.member_or_null("fix", c.fix.empty() ? std::nullopt : std::optional<std::string>(c.fix));
+    out.close_object();
   }
-  return out + "]}";
+  out.close_array();
+  out.close_object();
+}
+
+std::string PreflightReport::to_json() const {
+  json::Writer out;
+  write_json(out);
+  return out.take();
 }
 
 PreflightReport run_preflight(const PreflightInput& input) {
-  const YajlTree config = parse_json_object(input.config_json, input.config_source);
+  if (input.config == nullptr) throw Error(EINVAL, "pre-flight: no config.json");
   PreflightReport report;
-  report.checks.push_back(check_seccomp(config.get(), input.config_source));
-  report.checks.push_back(check_proc(config.get(), input));
+  report.checks.push_back(check_seccomp(*input.config));
+  report.checks.push_back(check_proc(input));
   report.checks.push_back(check_memfd(input));
   report.checks.push_back(check_selinux(input));
   if (input.program_found) {

@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "json_writer.hpp"
+#include "spec_json.hpp"
+
 namespace execaff::preflight {
 
 struct PreflightCheck {
@@ -24,8 +27,7 @@ struct PreflightCheck {
 };
 
 struct PreflightInput {
-  std::string config_json;
-  std::string config_source = "config.json";
+  const ConfigDocument* config = nullptr;  // the bundle's config.json, parsed once
   std::optional<pid_t> init_pid;  // the container's init: live /proc check
   std::string root = "/";         // the node's files (/proc/sys, /sys/fs/selinux)
   // The caller's look-up of the program in the container, when it made one.
@@ -39,11 +41,13 @@ struct PreflightReport {
   [[nodiscard]] bool blocked() const;
   // The blocking checks' details and fixes, one sentence each.
   [[nodiscard]] std::string reason() const;
+  // {"emulated_path_ok": ..., "checks": [{name, ok, blocking, detail, fix}]}
+  void write_json(json::Writer& out) const;
   [[nodiscard]] std::string to_json() const;
 };
 
-// Throws Error only for documents that are not JSON objects; a profile
-// that cannot be evaluated is a failed, non-blocking check saying why.
+// A profile that cannot be evaluated is a failed, non-blocking check
+// saying why.  Error(EINVAL) when input.config is null.
 [[nodiscard]] PreflightReport run_preflight(const PreflightInput& input);
 
 }  // namespace execaff::preflight

@@ -9,7 +9,6 @@
 #include <memory>
 
 #include "error.hpp"
-#include "yajl_tree.hpp"
 
 namespace execaff::preflight {
 namespace {
@@ -18,28 +17,12 @@ struct CapFree {
   void operator()(void* p) const noexcept { cap_free(p); }
 };
 
-std::vector<std::string> names_in(yajl_val caps, const char* set, const std::string& where) {
-  std::vector<std::string> out;
-  const yajl_val list = member(caps, set);
-  if (list == nullptr) return out;
-  if (!YAJL_IS_ARRAY(list)) throw Error(EINVAL, where + "." + set + " must be an array");
-  for (std::size_t i = 0; i < list->u.array.len; ++i) {
-    if (!YAJL_IS_STRING(list->u.array.values[i])) {
-      throw Error(EINVAL, where + "." + set + " must hold strings");
-    }
-    out.emplace_back(YAJL_GET_STRING(list->u.array.values[i]));
-  }
-  return out;
-}
-
 }  // namespace
 
-ProcessPrivileges read_process_privileges(yajl_val process, std::string_view source) {
+ProcessPrivileges read_process_privileges(const ProcessCapabilities& capabilities) {
+  if (capabilities.problem) throw *capabilities.problem;
   ProcessPrivileges out;
-  const std::string where = std::string(source) + " process.capabilities";
-  const yajl_val nnp = member(process, "noNewPrivileges");
-  out.no_new_privileges = nnp != nullptr && YAJL_IS_TRUE(nnp);
-  const yajl_val caps = member(process, "capabilities");
+  out.no_new_privileges = capabilities.no_new_privileges;
   const std::unique_ptr<std::remove_pointer_t<cap_t>, CapFree> set(cap_init());
   if (!set) throw Error(ENOMEM, "cap_init");
   const auto value_of = [&](const std::string& name, cap_value_t& value) {
@@ -49,25 +32,23 @@ ProcessPrivileges read_process_privileges(yajl_val process, std::string_view sou
     }
     return false;
   };
-  if (caps != nullptr) {
-    if (!YAJL_IS_OBJECT(caps)) throw Error(EINVAL, where + " must be an object");
-    const std::pair<const char*, cap_flag_t> flagged[] = {{"effective", CAP_EFFECTIVE},
-                                                          {"permitted", CAP_PERMITTED},
-                                                          {"inheritable", CAP_INHERITABLE}};
-    for (const auto& [name, flag] : flagged) {
-      for (const std::string& cap : names_in(caps, name, where)) {
-        cap_value_t value = 0;
-        if (value_of(cap, value)) (void)cap_set_flag(set.get(), flag, 1, &value, CAP_SET);
-      }
+  const std::pair<const std::vector<std::string>*, cap_flag_t> flagged[] = {
+      {&capabilities.effective, CAP_EFFECTIVE},
+      {&capabilities.permitted, CAP_PERMITTED},
+      {&capabilities.inheritable, CAP_INHERITABLE}};
+  for (const auto& [names, flag] : flagged) {
+    for (const std::string& cap : *names) {
+      cap_value_t value = 0;
+      if (value_of(cap, value)) (void)cap_set_flag(set.get(), flag, 1, &value, CAP_SET);
     }
-    for (const auto& [name, into] :
-         {std::pair{"bounding", &out.bounding}, std::pair{"ambient", &out.ambient}}) {
-      for (const std::string& cap : names_in(caps, name, where)) {
-        cap_value_t value = 0;
-        if (!value_of(cap, value)) continue;
-        const std::unique_ptr<char, CapFree> text(cap_to_name(value));
-        into->emplace_back(text ? text.get() : cap);
-      }
+  }
+  for (const auto& [names, into] : {std::pair{&capabilities.bounding, &out.bounding},
+                                    std::pair{&capabilities.ambient, &out.ambient}}) {
+    for (const std::string& cap : *names) {
+      cap_value_t value = 0;
+      if (!value_of(cap, value)) continue;
+      const std::unique_ptr<char, CapFree> text(cap_to_name(value));
+      into->emplace_back(text ? text.get() : cap);
     }
   }
   const std::unique_ptr<char, CapFree> text(cap_to_text(set.get(), nullptr));
@@ -75,9 +56,9 @@ ProcessPrivileges read_process_privileges(yajl_val process, std::string_view sou
   return out;
 }
 
-PreflightCheck check_process_privileges(yajl_val process, std::string_view source) {
+PreflightCheck check_process_privileges(const ProcessCapabilities& capabilities) {
   PreflightCheck c{.name = "capabilities"};
-  const ProcessPrivileges p = read_process_privileges(process, source);
+  const ProcessPrivileges p = read_process_privileges(capabilities);
   std::string text = "effective/permitted/inheritable \"" + p.text + "\"; bounding";
   for (const auto& n : p.bounding) text += " " + n;
   if (p.bounding.empty()) text += " (none)";

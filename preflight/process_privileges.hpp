@@ -10,13 +10,12 @@
 // prctl calls, for a check that never blocks).
 #pragma once
 
-#include <yajl/yajl_tree.h>
-
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "preflight.hpp"
+#include "spec_json.hpp"
 
 namespace execaff::preflight {
 
@@ -28,12 +27,12 @@ struct ProcessPrivileges {
   std::vector<std::string> unknown;  // names libcap does not know
 };
 
-// `process` is a process object (an exec's process file, or config.json's
-// "process").  Error(EINVAL) naming `source` for wrong types.
-[[nodiscard]] ProcessPrivileges read_process_privileges(yajl_val process, std::string_view source);
+// `capabilities` are a process object's (an exec's process file, or
+// config.json's "process").  Error(EINVAL), the problem, for a wrong type.
+[[nodiscard]] ProcessPrivileges read_process_privileges(const ProcessCapabilities& capabilities);
 
 // The pre-flight's "capabilities" check: the sets as libcap prints them,
 // no_new_privs, and what the trampoline needs of them (nothing).
-[[nodiscard]] PreflightCheck check_process_privileges(yajl_val process, std::string_view source);
+[[nodiscard]] PreflightCheck check_process_privileges(const ProcessCapabilities& capabilities);
 
 }  // namespace execaff::preflight

@@ -10,9 +10,12 @@
 #include <cerrno>
 #include <memory>
 
+#include <cstring>
+
 #include "error.hpp"
+#include "file_descriptor.hpp"
+#include "file_reader.hpp"
 #include "seccomp_bpf.hpp"
-#include "yajl_tree.hpp"
 
 namespace execaff::preflight {
 namespace {
@@ -22,51 +25,11 @@ struct FilterFree {
 };
 using Filter = std::unique_ptr<void, FilterFree>;
 
-class Fd {
- public:
-  explicit Fd(int fd) noexcept : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  [[nodiscard]] int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
-};
-
 std::string lowered(std::string_view text) {
   std::string out(text);
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
-}
-
-std::string string_member(yajl_val object, std::string_view key, const std::string& where) {
-  const yajl_val v = member(object, key);
-  if (v == nullptr) return "";
-  if (!YAJL_IS_STRING(v)) throw Error(EINVAL, where + "." + std::string(key) + " must be a string");
-  return YAJL_GET_STRING(v);
-}
-
-std::optional<std::uint64_t> unsigned_member(yajl_val object, std::string_view key,
-                                             const std::string& where) {
-  const yajl_val v = member(object, key);
-  if (v == nullptr) return std::nullopt;
-  // yajl keeps the digits; a value above LLONG_MAX is not an integer to it.
-  if (!YAJL_IS_NUMBER(v) || v->u.number.r == nullptr) {
-    throw Error(EINVAL, where + "." + std::string(key) + " must be a number");
-  }
-  const char* text = v->u.number.r;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long n = std::strtoull(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || *text == '-') {
-    throw Error(EINVAL, where + "." + std::string(key) + " " + quoted(text) +
-                            " is not an unsigned 64-bit integer");
-  }
-  return n;
 }
 
 // runc and crun default errnoRet to EPERM.
@@ -110,23 +73,17 @@ std::uint32_t arch_token(const std::string& oci_name, const std::string& where) 
   return token;
 }
 
-void add_rules(scmp_filter_ctx ctx, yajl_val rule, std::uint32_t default_action,
+void add_rules(scmp_filter_ctx ctx, const SeccompRule& rule, std::uint32_t default_action,
                const std::string& where, const std::vector<int>* keep, SeccompProgram& out) {
-  const std::uint32_t action = action_of(string_member(rule, "action", where),
-                                         unsigned_member(rule, "errnoRet", where), where);
+  const std::uint32_t action = action_of(rule.action, rule.errno_ret, where);
   std::vector<scmp_arg_cmp> conditions;
-  if (const yajl_val args = member(rule, "args"); args != nullptr) {
-    if (!YAJL_IS_ARRAY(args)) throw Error(EINVAL, where + ".args must be an array");
-    for (std::size_t i = 0; i < args->u.array.len; ++i) {
-      const yajl_val arg = args->u.array.values[i];
-      const std::string at = where + ".args[" + std::to_string(i) + "]";
-      const auto index = unsigned_member(arg, "index", at);
-      if (!index || *index > 5) throw Error(EINVAL, at + ".index must be 0 to 5");
-      conditions.push_back(scmp_arg_cmp{static_cast<unsigned>(*index),
-                                        operator_of(string_member(arg, "op", at), at),
-                                        unsigned_member(arg, "value", at).value_or(0),
-                                        unsigned_member(arg, "valueTwo", at).value_or(0)});
-    }
+  for (std::size_t i = 0; i < rule.args.size(); ++i) {
+    const SeccompArgument& arg = rule.args[i];
+    const std::string at = where + ".args[" + std::to_string(i) + "]";
+    if (!arg.index || *arg.index > 5) throw Error(EINVAL, at + ".index must be 0 to 5");
+    conditions.push_back(scmp_arg_cmp{static_cast<unsigned>(*arg.index),
+                                      operator_of(arg.op, at), arg.value.value_or(0),
+                                      arg.value_two.value_or(0)});
   }
   // The runtimes skip a rule whose action is the default (libseccomp
   // refuses it, and it changes nothing).
@@ -140,17 +97,11 @@ void add_rules(scmp_filter_ctx ctx, yajl_val rule, std::uint32_t default_action,
       repeats = repeats || conditions[i].arg == conditions[j].arg;
     }
   }
-  const yajl_val names = member(rule, "names");
   std::vector<std::string> all_names;
-  if (names != nullptr && YAJL_IS_ARRAY(names)) {
-    for (std::size_t i = 0; i < names->u.array.len; ++i) {
-      if (!YAJL_IS_STRING(names->u.array.values[i])) {
-        throw Error(EINVAL, where + ".names[" + std::to_string(i) + "] must be a string");
-      }
-      all_names.emplace_back(YAJL_GET_STRING(names->u.array.values[i]));
-    }
-  } else if (const std::string name = string_member(rule, "name", where); !name.empty()) {
-    all_names.push_back(name);  // runtime-spec before 1.0.0-rc5
+  if (rule.names_given) {
+    all_names = rule.names;
+  } else if (!rule.name.empty()) {
+    all_names.push_back(rule.name);  // runtime-spec before 1.0.0-rc5
   } else {
     throw Error(EINVAL, where + " names no system call");
   }
@@ -180,7 +131,7 @@ void add_rules(scmp_filter_ctx ctx, yajl_val rule, std::uint32_t default_action,
 }
 
 std::vector<sock_filter> exported_program(scmp_filter_ctx ctx) {
-  const Fd fd(::memfd_create("execaff-seccomp-bpf", MFD_CLOEXEC));
+  const FileDescriptor fd(::memfd_create("execaff-seccomp-bpf", MFD_CLOEXEC));
   if (fd.get() < 0) {
     const int code = errno;
     throw Error(code, "memfd_create for the seccomp program: " + errno_text(code));
@@ -188,14 +139,11 @@ std::vector<sock_filter> exported_program(scmp_filter_ctx ctx) {
   if (const int rc = seccomp_export_bpf(ctx, fd.get()); rc < 0) {
     throw Error(-rc, "libseccomp cannot export the filter: " + errno_text(-rc));
   }
-  std::vector<sock_filter> program;
   if (::lseek(fd.get(), 0, SEEK_SET) != 0) throw Error(errno, "seeking the seccomp program");
-  for (sock_filter in{};;) {
-    const ssize_t n = ::read(fd.get(), &in, sizeof in);
-    if (n == 0) break;
-    if (n != static_cast<ssize_t>(sizeof in)) throw Error(EIO, "reading the seccomp program");
-    program.push_back(in);
-  }
+  const std::string bytes = read_opened_file(fd.get(), "the seccomp program", kMaxKernelFileBytes);
+  if (bytes.size() % sizeof(sock_filter) != 0) throw Error(EIO, "reading the seccomp program");
+  std::vector<sock_filter> program(bytes.size() / sizeof(sock_filter));
+  std::memcpy(program.data(), bytes.data(), bytes.size());
   return program;
 }
 
@@ -256,46 +204,33 @@ std::string SyscallOutcome::describe() const {
   return text;
 }
 
-SeccompProgram build_seccomp_program(yajl_val profile, std::string_view source,
+SeccompProgram build_seccomp_program(const SeccompProfile& profile, std::string_view source,
                                      const std::optional<std::string>& architecture,
                                      const std::vector<std::string>* only) {
+  if (profile.problem) throw *profile.problem;
   const std::string where = std::string(source) + " linux.seccomp";
-  if (profile == nullptr || !YAJL_IS_OBJECT(profile)) {
-    throw Error(EINVAL, where + " must be an object");
-  }
   SeccompProgram out;
-  const std::uint32_t default_action =
-      action_of(string_member(profile, "defaultAction", where),
-                unsigned_member(profile, "defaultErrnoRet", where), where + ".defaultAction");
+  const std::uint32_t default_action = action_of(
+      profile.default_action, profile.default_errno_ret, where + ".defaultAction");
   const Filter ctx(seccomp_init(default_action));
   if (!ctx) throw Error(EINVAL, where + ": libseccomp refuses defaultAction");
   const std::uint32_t target =
       architecture ? arch_token(*architecture, where) : seccomp_arch_native();
-  if (const yajl_val arches = member(profile, "architectures"); arches != nullptr) {
-    if (!YAJL_IS_ARRAY(arches)) throw Error(EINVAL, where + ".architectures must be an array");
-    for (std::size_t i = 0; i < arches->u.array.len; ++i) {
-      const yajl_val a = arches->u.array.values[i];
-      if (!YAJL_IS_STRING(a)) throw Error(EINVAL, where + ".architectures must hold strings");
-      const int rc = seccomp_arch_add(ctx.get(), arch_token(YAJL_GET_STRING(a), where));
-      if (rc < 0 && rc != -EEXIST) {
-        throw Error(-rc, where + ": libseccomp cannot add " + quoted(YAJL_GET_STRING(a)));
-      }
+  for (const std::string& name : profile.architectures) {
+    const int rc = seccomp_arch_add(ctx.get(), arch_token(name, where));
+    if (rc < 0 && rc != -EEXIST) {
+      throw Error(-rc, where + ": libseccomp cannot add " + quoted(name));
     }
   }
-  if (const yajl_val flags = member(profile, "flags"); flags != nullptr) {
-    if (!YAJL_IS_ARRAY(flags)) throw Error(EINVAL, where + ".flags must be an array");
-    for (std::size_t i = 0; i < flags->u.array.len; ++i) {
-      const yajl_val f = flags->u.array.values[i];
-      const std::string flag = YAJL_IS_STRING(f) ? YAJL_GET_STRING(f) : "";
-      // None of them changes what a call gets; a flag the runtimes do not
-      // know is refused by them, and here.
-      if (flag != "SECCOMP_FILTER_FLAG_TSYNC" && flag != "SECCOMP_FILTER_FLAG_LOG" &&
-          flag != "SECCOMP_FILTER_FLAG_SPEC_ALLOW" &&
-          flag != "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV") {
-        throw Error(EINVAL, where + ".flags: unknown flag " + quoted(flag));
-      }
-      out.flags.push_back(flag);
+  for (const std::string& flag : profile.flags) {
+    // None of them changes what a call gets; a flag the runtimes do not
+    // know is refused by them, and here.
+    if (flag != "SECCOMP_FILTER_FLAG_TSYNC" && flag != "SECCOMP_FILTER_FLAG_LOG" &&
+        flag != "SECCOMP_FILTER_FLAG_SPEC_ALLOW" &&
+        flag != "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV") {
+      throw Error(EINVAL, where + ".flags: unknown flag " + quoted(flag));
     }
+    out.flags.push_back(flag);
   }
   // Rules are added by native number; libseccomp maps them to each
   // architecture's own, so a call is kept by its native number.
@@ -305,12 +240,9 @@ SeccompProgram build_seccomp_program(yajl_val profile, std::string_view source,
     for (const std::string& name : *only)
       keep->push_back(seccomp_syscall_resolve_name(name.c_str()));
   }
-  if (const yajl_val rules = member(profile, "syscalls"); rules != nullptr) {
-    if (!YAJL_IS_ARRAY(rules)) throw Error(EINVAL, where + ".syscalls must be an array");
-    for (std::size_t i = 0; i < rules->u.array.len; ++i) {
-      add_rules(ctx.get(), rules->u.array.values[i], default_action,
-                where + ".syscalls[" + std::to_string(i) + "]", keep ? &*keep : nullptr, out);
-    }
+  for (std::size_t i = 0; i < profile.syscalls.size(); ++i) {
+    add_rules(ctx.get(), profile.syscalls[i], default_action,
+              where + ".syscalls[" + std::to_string(i) + "]", keep ? &*keep : nullptr, out);
   }
   // A target architecture the profile does not list meets the filter's
   // bad-architecture action (SCMP_ACT_KILL): the program says so, as the
@@ -320,7 +252,7 @@ SeccompProgram build_seccomp_program(yajl_val profile, std::string_view source,
   return out;
 }
 
-SeccompEvaluation evaluate_seccomp_profile(yajl_val profile, std::string_view source,
+SeccompEvaluation evaluate_seccomp_profile(const SeccompProfile& profile, std::string_view source,
                                            const std::vector<SyscallProbe>& probes,
                                            const std::optional<std::string>& architecture) {
   std::vector<std::string> names;

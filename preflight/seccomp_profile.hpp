@@ -9,7 +9,6 @@
 #pragma once
 
 #include <linux/filter.h>
-#include <yajl/yajl_tree.h>
 
 #include <array>
 #include <cstdint>
@@ -17,6 +16,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "spec_json.hpp"
 
 namespace execaff::preflight {
 
@@ -75,17 +76,18 @@ struct SeccompProgram {
 // the calls in `only` — and builds 500 times faster for a profile of 400
 // names (tests/bench/bench_preflight.cpp).  The unit tests compare both.
 [[nodiscard]] SeccompProgram build_seccomp_program(
-    yajl_val profile, std::string_view source,
+    const SeccompProfile& profile, std::string_view source,
     const std::optional<std::string>& architecture = std::nullopt,
     const std::vector<std::string>* only = nullptr);
 
-// `profile` is linux.seccomp (an object).  `architecture` is libseccomp's
-// name ("x86_64", "aarch64", ...); nullopt is this host's.  The program is
-// built for the probed calls only (build_seccomp_program's `only`).  Throws
-// Error(EINVAL) naming `source` and the member for a profile the runtimes
-// would refuse (unknown action, operator, flag or architecture, bad types).
+// `profile` is linux.seccomp as read (spec_json.hpp).  `architecture` is
+// libseccomp's name ("x86_64", "aarch64", ...); nullopt is this host's.  The
+// program is built for the probed calls only (build_seccomp_program's
+// `only`).  Throws Error(EINVAL) naming `source` (the document) and the
+// member for a profile the runtimes would refuse: the profile's problem (a
+// wrong type), an unknown action, operator, flag or architecture.
 [[nodiscard]] SeccompEvaluation evaluate_seccomp_profile(
-    yajl_val profile, std::string_view source, const std::vector<SyscallProbe>& probes,
+    const SeccompProfile& profile, std::string_view source, const std::vector<SyscallProbe>& probes,
     const std::optional<std::string>& architecture = std::nullopt);
 
 }  // namespace execaff::preflight

@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "bundle_check.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstring>
 
 #include "decide.hpp"
 #include "error.hpp"
+#include "file_reader.hpp"
 #include "node_facts.hpp"
 #include "policy.hpp"
 
@@ -17,26 +14,7 @@ namespace {
 
 // A config.json bigger than this is not read for a warning (CRI-O's are a
 // few KiB; the runtime has its own limits).
-constexpr off_t kMaxConfigBytes = 4 << 20;
-
-bool read_small_file(const std::string& path, std::string& out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) return false;
-  struct stat st {};
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= kMaxConfigBytes;
-  if (ok) {
-    out.resize(static_cast<std::size_t>(st.st_size));
-    std::size_t got = 0;
-    while (got < out.size()) {
-      const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
-      if (n <= 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    out.resize(got);
-  }
-  ::close(fd);
-  return ok;
-}
+constexpr std::size_t kMaxConfigBytes = std::size_t{4} << 20;
 
 }  // namespace
 
@@ -70,17 +48,16 @@ void warn_if_exec_would_be_refused(const CommandLine& line, const ShimConfig& co
   try {
     const std::string path = config_file(line);
     std::string json;
-    if (!read_small_file(path, json)) return;
+    if (try_read_file(path, json, kMaxConfigBytes) != 0) return;
     if (::memmem(json.data(), json.size(), kAnnotation, std::strlen(kAnnotation)) == nullptr) {
       return;
     }
     DecideRequest request;
-    request.config_json = std::move(json);
-    request.config_source = "config " + quoted(path);
     request.handler_default = config.node.handler_default;
     request.housekeeping = config.node.housekeeping_cpus;
     const NodeFacts node;
     try {
+      request.config = parse_config_document(json, "config " + quoted(path));
       (void)decide(node, request);
     } catch (const std::exception& e) {
       log.warning_everywhere(line.command +

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "cli_process.hpp"
 
-#include <yajl/yajl_gen.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -12,7 +10,8 @@
 #include <memory>
 
 #include "error.hpp"
-#include "yajl_tree.hpp"
+#include "json_value.hpp"
+#include "json_writer.hpp"
 
 namespace execaff::shim {
 namespace {
@@ -83,52 +82,13 @@ void set_why(std::string* why, std::string text) {
 
 // ---------------------------------------------------------------- JSON out
 
-struct GenFree {
-  void operator()(yajl_gen_t* g) const noexcept { yajl_gen_free(g); }
-};
-using Gen = std::unique_ptr<yajl_gen_t, GenFree>;
+using json::Value;
+using json::Writer;
 
-void put(yajl_gen g, std::string_view s) {
-  yajl_gen_string(g, reinterpret_cast<const unsigned char*>(s.data()), s.size());
-}
-
-void put_strings(yajl_gen g, const std::vector<std::string>& values) {
-  yajl_gen_array_open(g);
-  for (const auto& v : values) put(g, v);
-  yajl_gen_array_close(g);
-}
-
-// `value` as it was parsed: numbers keep their text.
-void put_value(yajl_gen g, yajl_val v) {
-  if (v == nullptr || YAJL_IS_NULL(v)) {
-    yajl_gen_null(g);
-  } else if (YAJL_IS_TRUE(v)) {
-    yajl_gen_bool(g, 1);
-  } else if (YAJL_IS_FALSE(v)) {
-    yajl_gen_bool(g, 0);
-  } else if (YAJL_IS_STRING(v)) {
-    put(g, YAJL_GET_STRING(v));
-  } else if (YAJL_IS_NUMBER(v)) {
-    const char* raw = YAJL_GET_NUMBER(v);
-    yajl_gen_number(g, raw, std::strlen(raw));
-  } else if (YAJL_IS_OBJECT(v)) {
-    yajl_gen_map_open(g);
-    for (std::size_t i = 0; i < v->u.object.len; ++i) {
-      put(g, v->u.object.keys[i]);
-      put_value(g, v->u.object.values[i]);
-    }
-    yajl_gen_map_close(g);
-  } else if (YAJL_IS_ARRAY(v)) {
-    yajl_gen_array_open(g);
-    for (std::size_t i = 0; i < v->u.array.len; ++i) put_value(g, v->u.array.values[i]);
-    yajl_gen_array_close(g);
-  }
-}
-
-void put_raw_object(yajl_gen g, std::string_view object_text) {
-  // yajl_gen has no "raw" call: parse and re-emit (the text is ours).
-  const YajlTree tree = parse_json_object(std::string(object_text), "execCPUAffinity");
-  put_value(g, tree.get());
+void put_strings(Writer& out, const std::vector<std::string>& values) {
+  out.open_array();
+  for (const auto& v : values) out.string(v);
+  out.close_array();
 }
 
 char ascii_lower(char c) {
@@ -143,196 +103,166 @@ bool same_key(std::string_view a, std::string_view b) {
          });
 }
 
+bool is(const Value* v, json::Kind kind) {
+  return v != nullptr && v->kind == kind;
+}
+
 // The value Go would decode for `key` in `object` (the last match), or null.
-yajl_val go_member(yajl_val object, std::string_view key) {
-  yajl_val found = nullptr;
-  if (object == nullptr || !YAJL_IS_OBJECT(object)) return nullptr;
-  for (std::size_t i = 0; i < object->u.object.len; ++i) {
-    if (same_key(object->u.object.keys[i], key)) found = object->u.object.values[i];
+const Value* go_member(const Value* object, std::string_view key) {
+  const Value* found = nullptr;
+  if (!is(object, json::Kind::object)) return nullptr;
+  for (const Value& member : object->children) {
+    if (same_key(member.key, key)) found = &member;
   }
   return found;
 }
 
 struct Override {
   std::string_view key;
-  std::function<void(yajl_gen, yajl_val)> write;  // given Go's current value
+  std::function<void(Writer&, const Value*)> write;  // given Go's current value
 };
 
 // `object` with every member named in `overrides` (any case) dropped and
 // written again, last, by its override.
-void put_object_with(yajl_gen g, yajl_val object, const std::vector<Override>& overrides) {
-  yajl_gen_map_open(g);
-  if (object != nullptr && YAJL_IS_OBJECT(object)) {
-    for (std::size_t i = 0; i < object->u.object.len; ++i) {
-      const std::string_view key = object->u.object.keys[i];
+void put_object_with(Writer& out, const Value* object, const std::vector<Override>& overrides) {
+  out.open_object();
+  if (is(object, json::Kind::object)) {
+    for (const Value& member : object->children) {
       if (std::any_of(overrides.begin(), overrides.end(),
-                      [&](const Override& o) { return same_key(key, o.key); })) {
+                      [&](const Override& o) { return same_key(member.key, o.key); })) {
         continue;
       }
-      put(g, key);
-      put_value(g, object->u.object.values[i]);
+      out.key(member.key);
+      json::write_value(out, member);
     }
   }
   for (const Override& o : overrides) {
-    put(g, o.key);
-    o.write(g, go_member(object, o.key));
+    out.key(o.key);
+    o.write(out, go_member(object, o.key));
   }
-  yajl_gen_map_close(g);
+  out.close_object();
 }
 
 // A JSON array of strings `base` (null: none) with `more` appended.
-void put_appended(yajl_gen g, yajl_val base, const std::vector<std::string>& more) {
-  yajl_gen_array_open(g);
-  if (base != nullptr && YAJL_IS_ARRAY(base)) {
-    for (std::size_t i = 0; i < base->u.array.len; ++i) put_value(g, base->u.array.values[i]);
+void put_appended(Writer& out, const Value* base, const std::vector<std::string>& more) {
+  out.open_array();
+  if (is(base, json::Kind::array)) {
+    for (const Value& element : base->children) json::write_value(out, element);
   }
-  for (const auto& v : more) put(g, v);
-  yajl_gen_array_close(g);
+  for (const auto& v : more) out.string(v);
+  out.close_array();
 }
 
-std::string generated(yajl_gen g) {
-  const unsigned char* buffer = nullptr;
-  std::size_t size = 0;
-  yajl_gen_get_buf(g, &buffer, &size);
-  return std::string(reinterpret_cast<const char*>(buffer), size);
-}
-
-std::optional<std::string> runc_process(const CliExec& e, const std::string& config_json,
-                                        std::string_view affinity_json, std::string* why) {
-  const YajlTree config = parse_json_object(config_json, "config.json");
-  const yajl_val process = go_member(config.get(), "process");
-  if (process == nullptr || !YAJL_IS_OBJECT(process)) {
+std::optional<std::string> runc_process(const CliExec& e, const ConfigDocument& config,
+                                        const ExecCpuAffinity& affinity, std::string* why) {
+  // config.json's "process" (Go would take "Process" too; the shim reads
+  // the exact key, and such a config is left to the emulated path).
+  const Value* process = &config.process_as_written;
+  if (!is(process, json::Kind::object)) {
     set_why(why, "config.json has no process object (runc would fail)");
     return std::nullopt;
   }
-  const yajl_val caps = go_member(process, "capabilities");
-  if (!e.caps.empty() && (caps == nullptr || !YAJL_IS_OBJECT(caps))) {
+  const Value* caps = go_member(process, "capabilities");
+  if (!e.caps.empty() && !is(caps, json::Kind::object)) {
     set_why(why, "--cap with no capabilities in config.json (runc would crash)");
     return std::nullopt;
   }
-  const Gen gen(yajl_gen_alloc(nullptr));
-  yajl_gen g = gen.get();
+  Writer out;
   std::vector<Override> o;
-  o.push_back({"args", [&](yajl_gen out, yajl_val) { put_strings(out, e.args); }});
-  if (e.cwd && !e.cwd->empty())
-    o.push_back({"cwd", [&](yajl_gen out, yajl_val) { put(out, *e.cwd); }});
+  o.push_back({"args", [&](Writer& w, const Value*) { put_strings(w, e.args); }});
+  if (e.cwd && !e.cwd->empty()) o.push_back({"cwd", [&](Writer& w, const Value*) { w.string(*e.cwd); }});
   if (e.apparmor && !e.apparmor->empty()) {
-    o.push_back({"apparmorProfile", [&](yajl_gen out, yajl_val) { put(out, *e.apparmor); }});
+    o.push_back({"apparmorProfile", [&](Writer& w, const Value*) { w.string(*e.apparmor); }});
   }
   if (e.process_label && !e.process_label->empty()) {
-    o.push_back({"selinuxLabel", [&](yajl_gen out, yajl_val) { put(out, *e.process_label); }});
+    o.push_back({"selinuxLabel", [&](Writer& w, const Value*) { w.string(*e.process_label); }});
   }
   if (!e.caps.empty()) {
-    o.push_back({"capabilities", [&](yajl_gen out, yajl_val current) {
+    o.push_back({"capabilities", [&](Writer& w, const Value* current) {
                    std::vector<Override> sets;
                    for (const char* set : {"bounding", "effective", "permitted"}) {
-                     sets.push_back({set, [&](yajl_gen out2, yajl_val base) {
-                                       put_appended(out2, base, e.caps);
+                     sets.push_back({set, [&](Writer& w2, const Value* base) {
+                                       put_appended(w2, base, e.caps);
                                      }});
                    }
                    // Go's `Inheritable != nil`: present and not null (an
                    // empty array counts).
-                   const yajl_val inheritable = go_member(current, "inheritable");
-                   if (inheritable != nullptr && !YAJL_IS_NULL(inheritable)) {
-                     sets.push_back({"ambient", [&](yajl_gen out2, yajl_val base) {
-                                       put_appended(out2, base, e.caps);
+                   const Value* inheritable = go_member(current, "inheritable");
+                   if (inheritable != nullptr && inheritable->kind != json::Kind::null) {
+                     sets.push_back({"ambient", [&](Writer& w2, const Value* base) {
+                                       put_appended(w2, base, e.caps);
                                      }});
                    }
-                   put_object_with(out, current, sets);
+                   put_object_with(w, current, sets);
                  }});
   }
   if (!e.env.empty()) {
-    o.push_back({"env", [&](yajl_gen out, yajl_val base) { put_appended(out, base, e.env); }});
+    o.push_back({"env", [&](Writer& w, const Value* base) { put_appended(w, base, e.env); }});
   }
-  o.push_back({"terminal", [&](yajl_gen out, yajl_val) { yajl_gen_bool(out, e.tty ? 1 : 0); }});
+  o.push_back({"terminal", [&](Writer& w, const Value*) { w.boolean(e.tty); }});
   if (e.no_new_privs) {
-    o.push_back({"noNewPrivileges", [](yajl_gen out, yajl_val) { yajl_gen_bool(out, 1); }});
+    o.push_back({"noNewPrivileges", [](Writer& w, const Value*) { w.boolean(true); }});
   }
   if (e.user) {
-    o.push_back({"user", [&](yajl_gen out, yajl_val current) {
+    o.push_back({"user", [&](Writer& w, const Value* current) {
                    const std::size_t colon = e.user->find(':');
                    const std::string uid = e.user->substr(0, colon);
                    const std::string gid =
                        colon == std::string::npos ? "" : e.user->substr(colon + 1);
                    std::vector<Override> ids;
-                   ids.push_back({"uid", [&](yajl_gen out2, yajl_val) {
-                                    yajl_gen_number(out2, uid.data(), uid.size());
-                                  }});
+                   ids.push_back(
+                       {"uid", [&](Writer& w2, const Value*) { w2.number_as_written(uid); }});
                    if (!gid.empty()) {
-                     ids.push_back({"gid", [&](yajl_gen out2, yajl_val) {
-                                      yajl_gen_number(out2, gid.data(), gid.size());
-                                    }});
+                     ids.push_back(
+                         {"gid", [&](Writer& w2, const Value*) { w2.number_as_written(gid); }});
                    }
-                   put_object_with(out, current, ids);
+                   put_object_with(w, current, ids);
                  }});
   }
-  o.push_back({"execCPUAffinity", [&](yajl_gen out, yajl_val) {
-                 if (affinity_json.empty()) {
-                   yajl_gen_null(out);
-                 } else {
-                   put_raw_object(out, affinity_json);
-                 }
-               }});
-  put_object_with(g, process, o);
-  return generated(g);
+  o.push_back({"execCPUAffinity",
+               [&](Writer& w, const Value*) { write_exec_cpu_affinity(w, affinity); }});
+  put_object_with(out, process, o);
+  return out.take();
 }
 
 std::string crun_process(const CliExec& e, const std::vector<std::string>& env,
-                         std::string_view affinity_json) {
-  const Gen gen(yajl_gen_alloc(nullptr));
-  yajl_gen g = gen.get();
-  yajl_gen_map_open(g);
-  put(g, "args");
-  put_strings(g, e.args);
+                         const ExecCpuAffinity& affinity) {
+  Writer out;
+  out.open_object();
+  out.key("args");
+  put_strings(out, e.args);
   // crun's process file needs a cwd; without --cwd crun's own exec uses
   // "/" (exec_process_entrypoint) and looks programs up from there.
-  put(g, "cwd");
-  put(g, e.cwd ? *e.cwd : "/");
-  put(g, "terminal");
-  yajl_gen_bool(g, e.tty ? 1 : 0);
+  out.member("cwd", e.cwd ? *e.cwd : "/");
+  out.key("terminal").boolean(e.tty);
   if (!env.empty()) {
-    put(g, "env");
-    put_strings(g, env);
+    out.key("env");
+    put_strings(out, env);
   }
   if (e.user) {
     const std::size_t colon = e.user->find(':');
     const std::string uid = e.user->substr(0, colon);
     const std::string gid = colon == std::string::npos ? "0" : e.user->substr(colon + 1);
-    put(g, "user");
-    yajl_gen_map_open(g);
-    put(g, "uid");
-    yajl_gen_number(g, uid.data(), uid.size());
-    put(g, "gid");
-    yajl_gen_number(g, gid.data(), gid.size());
-    yajl_gen_map_close(g);
+    out.key("user").open_object();
+    out.key("uid").number_as_written(uid);
+    out.key("gid").number_as_written(gid);
+    out.close_object();
   }
-  if (e.process_label) {
-    put(g, "selinuxLabel");
-    put(g, *e.process_label);
-  }
-  if (e.apparmor) {
-    put(g, "apparmorProfile");
-    put(g, *e.apparmor);
-  }
+  if (e.process_label) out.member("selinuxLabel", *e.process_label);
+  if (e.apparmor) out.member("apparmorProfile", *e.apparmor);
   if (!e.caps.empty()) {
-    put(g, "capabilities");
-    yajl_gen_map_open(g);
+    out.key("capabilities").open_object();
     for (const char* set : {"effective", "bounding", "ambient", "permitted"}) {
-      put(g, set);
-      put_strings(g, e.caps);
+      out.key(set);
+      put_strings(out, e.caps);
     }
-    yajl_gen_map_close(g);
+    out.close_object();
   }
-  if (e.no_new_privs) {
-    put(g, "noNewPrivileges");
-    yajl_gen_bool(g, 1);
-  }
-  if (!affinity_json.empty()) {
-    put(g, "execCPUAffinity");
-    put_raw_object(g, affinity_json);
-  }
-  yajl_gen_map_close(g);
-  return generated(g);
+  if (e.no_new_privs) out.key("noNewPrivileges").boolean(true);
+  out.key("execCPUAffinity");
+  write_exec_cpu_affinity(out, affinity);
+  out.close_object();
+  return out.take();
 }
 
 }  // namespace
@@ -424,31 +354,31 @@ std::optional<CliExec> read_cli_exec(const CommandLine& line, const CliRuntime& 
 }
 
 std::optional<std::string> cli_process_json(const CliExec& exec, const CliRuntime& runtime,
-                                            const std::string& config_json,
-                                            std::string_view affinity_json, std::string* why) {
-  if (runtime.dialect == CliDialect::runc) {
-    return runc_process(exec, config_json, affinity_json, why);
-  }
+                                            const ConfigDocument& config,
+                                            const ExecCpuAffinity& affinity, std::string* why) {
+  if (runtime.dialect == CliDialect::runc) return runc_process(exec, config, affinity, why);
   if (exec.env.empty() || runtime.crun_env == CrunEnv::replaced) {
-    return crun_process(exec, exec.env, affinity_json);
+    return crun_process(exec, exec.env, affinity);
   }
   // crun 1.28 puts the container's env, then each --env value: the same
-  // list in a process file gives the same environment.
-  const YajlTree config = parse_json_object(config_json, "config.json");
-  const yajl_val env = member(member(config.get(), "process"), "env");
+  // list in a process file gives the same environment.  (The first "env"
+  // of the process object, as crun's reader takes it.)
   std::vector<std::string> merged;
-  if (env != nullptr && YAJL_IS_ARRAY(env)) {
-    for (std::size_t i = 0; i < env->u.array.len; ++i) {
-      const yajl_val v = env->u.array.values[i];
-      if (!YAJL_IS_STRING(v)) {
+  const Value& process = config.process_as_written;
+  const auto env = std::find_if(process.children.begin(), process.children.end(),
+                                [](const Value& member) { return member.key == "env"; });
+  if (process.kind == json::Kind::object && env != process.children.end() &&
+      env->kind == json::Kind::array) {
+    for (const Value& v : env->children) {
+      if (v.kind != json::Kind::string) {
         set_why(why, "config.json's process.env is not an array of strings");
         return std::nullopt;
       }
-      merged.emplace_back(YAJL_GET_STRING(v));
+      merged.push_back(v.text);
     }
   }
   merged.insert(merged.end(), exec.env.begin(), exec.env.end());
-  return crun_process(exec, merged, affinity_json);
+  return crun_process(exec, merged, affinity);
 }
 
 std::vector<std::string> cli_as_process_argv(const CommandLine& line, const CliExec& exec,

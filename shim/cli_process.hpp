@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "command_line.hpp"
+#include "spec_json.hpp"
 
 namespace execaff::shim {
 
@@ -67,16 +68,16 @@ struct CliExec {
 [[nodiscard]] std::optional<CliExec> read_cli_exec(const CommandLine& line,
                                                    const CliRuntime& runtime, std::string* why);
 
-// The process document `runtime` builds for `exec`, with `affinity_json`
-// (a JSON object text, or "" for none) as its execCPUAffinity.
-// `config_json` is the container's config.json (runc starts from its
-// process; crun 1.28 from its env).  nullopt with `why` when the runtime itself
-// would fail or crash on this input (runc: --cap without capabilities in
-// config.json), so the caller hands the command line on as it came.
+// The process document `runtime` builds for `exec`, with `affinity` as
+// its execCPUAffinity.  `config` is the container's config.json, parsed
+// once (runc starts from its process as written; crun 1.28 from its env).
+// nullopt with `why` when the runtime itself would fail or crash on this
+// input (runc: --cap without capabilities in config.json), so the caller
+// hands the command line on as it came.
 [[nodiscard]] std::optional<std::string> cli_process_json(const CliExec& exec,
                                                           const CliRuntime& runtime,
-                                                          const std::string& config_json,
-                                                          std::string_view affinity_json,
+                                                          const ConfigDocument& config,
+                                                          const ExecCpuAffinity& affinity,
                                                           std::string* why);
 
 // The argv that hands `exec` to the runtime as `--process PROCESS_PATH`:

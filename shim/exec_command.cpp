@@ -18,6 +18,7 @@
 #include "final_trampoline_image.h"
 #include "native_cache.hpp"
 #include "native_support.hpp"
+#include "file_reader.hpp"
 #include "node_facts.hpp"
 #include "passed_fds.hpp"
 #include "runtime_state.hpp"
@@ -129,14 +130,16 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     return untouched;
   }
 
+  // Each document is read and parsed once; the typed documents then serve
+  // the decision, the program look-up, the pre-flight and the rewrite.
   DecideRequest request;
-  request.config_json = read_document_file(state->config_path);
-  request.config_source = "config " + quoted(state->config_path);
+  const std::string config_text = read_file(state->config_path);
   if (line.process) {
     if (::access(line.process->value.c_str(), F_OK) != 0) return untouched;  // runtime's error
-    request.process_json = read_document_file(line.process->value);
-    request.process_source = "process file " + quoted(line.process->value);
+    request.process = parse_process_document(read_file(line.process->value),
+                                             "process file " + quoted(line.process->value));
   }
+  request.config = parse_config_document(config_text, "config " + quoted(state->config_path));
   request.container_pid = state->init_pid;
   request.handler_default = config.node.handler_default;
   request.housekeeping = config.node.housekeeping_cpus;
@@ -191,7 +194,7 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
       if (decision.initial) (void)apply_affinity(0, *decision.initial, "initial");
       return untouched;
     }
-    require_trampoline_preflight(*request.config_json, request.config_source, state->init_pid, log);
+    require_trampoline_preflight(*request.config, state->init_pid, log);
     const int trampoline =
         place_trampoline(3 + static_cast<int>(preserved + listen_fd_count(*state)));
     // "Nr": the trampoline spells $PATH candidates as runc does (Go's
@@ -203,9 +206,7 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     if (line.process) {
       // The field is dropped: the runtime ignores it, and one that does not
       // (configured "native": false by mistake) must not apply it twice.
-      const std::string json = process_json_with_args_prefix(
-          process_json_with_affinity(*request.process_json, std::nullopt, request.process_source),
-          prefix, request.process_source);
+      const std::string json = rewritten_process(*request.process, std::nullopt, prefix);
       const int fd = memfd_with("execaff-process", json.data(), json.size(), trampoline + 1,
                                 Placement::at_least);
       // with_preserve_fds may have inserted two tokens before --process.
@@ -226,9 +227,8 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     // is one the kernel refuses: a runtime that applies the field itself
     // (runc >= 1.3, crun >= 1.19) would fail the exec, crun 1.21 even
     // corrupts its heap on CPUs that are not there.  Hand it the decision.
-    const std::string json = process_json_with_affinity(
-        *request.process_json, ExecCpuAffinity{decision.initial, decision.final},
-        request.process_source);
+    const std::string json =
+        rewritten_process(*request.process, ExecCpuAffinity{decision.initial, decision.final});
     const int fd = memfd_with("execaff-process", json.data(), json.size(),
                               3 + static_cast<int>(preserved), Placement::at_least);
     argv[line.process->index] = replaced_token(line, *line.process, fd_path(fd));

@@ -13,14 +13,6 @@ bool above(const std::optional<CpuSet>& set, unsigned highest) {
   return set && set->last() && *set->last() > highest;
 }
 
-std::string affinity_object(const ExecCpuAffinity& a) {
-  std::string out = "{";
-  if (a.initial) out += "\"initial\":" + json_string(a.initial->format());
-  if (a.final)
-    out += std::string(a.initial ? "," : "") + "\"final\":" + json_string(a.final->format());
-  return out + "}";
-}
-
 std::string describe(const std::optional<ExecCpuAffinity>& a) {
   if (!a) return "none";
   return "initial " + (a->initial ? quoted(a->initial->format()) : std::string("unset")) +
@@ -39,14 +31,13 @@ bool decided_by_field(const Decision& d) {
 // is assumed.
 std::optional<ExecCpuAffinity> field_the_runtime_reads(const NativeExec& x) {
   const bool runc_default = x.runtime.flavour == NativeFlavour::runc && !x.runtime.version.empty();
-  if (x.request.process_json) {
-    const auto p = parse_process_document(*x.request.process_json, x.request.process_source);
-    if (p.affinity || !runc_default) return p.affinity;
+  if (x.request.process) {
+    if (x.request.process->affinity || !runc_default) return x.request.process->affinity;
   } else if (!runc_default) {
     return std::nullopt;
   }
-  if (!x.request.config_json) return std::nullopt;
-  return parse_config_document(*x.request.config_json, x.request.config_source).affinity;
+  if (!x.request.config) return std::nullopt;
+  return x.request.config->process.affinity;
 }
 
 CliRuntime cli_runtime_of(const NativeSupport& runtime) {
@@ -87,8 +78,7 @@ std::optional<std::vector<std::string>> plan_native_exec(const NativeExec& x,
   const int lowest = 3 + static_cast<int>(preserved_fd_count(x.line) + listen_fd_count(x.state));
 
   if (x.line.process) {
-    const std::string json =
-        process_json_with_affinity(*x.request.process_json, wanted, x.request.process_source);
+    const std::string json = rewritten_process(*x.request.process, wanted);
     const int fd =
         memfd_with("execaff-process", json.data(), json.size(), lowest, Placement::at_least);
     std::vector<std::string> argv = x.line.argv;
@@ -107,9 +97,11 @@ std::optional<std::vector<std::string>> plan_native_exec(const NativeExec& x,
   const CliRuntime cli_runtime = cli_runtime_of(x.runtime);
   std::string why;
   const auto cli = read_cli_exec(x.line, cli_runtime, &why);
-  const auto json = cli ? cli_process_json(*cli, cli_runtime, x.request.config_json.value_or("{}"),
-                                           affinity_object(wanted), &why)
-                        : std::nullopt;
+  const ConfigDocument no_config;
+  const auto json =
+      cli ? cli_process_json(*cli, cli_runtime, x.request.config ? *x.request.config : no_config,
+                             wanted, &why)
+          : std::nullopt;
   if (!json) {
     log.debug_line("not native: the CLI form is not converted: " + why);
     return std::nullopt;

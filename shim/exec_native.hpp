@@ -33,7 +33,7 @@ namespace execaff::shim {
 struct NativeExec {
   const CommandLine& line;
   const ContainerState& state;
-  const DecideRequest& request;  // its process_json / config_json as read
+  const DecideRequest& request;  // its documents, parsed once
   const Decision& decision;      // pinned
   const NativeSupport& runtime;  // native()
 };

@@ -8,11 +8,10 @@
 
 namespace execaff::shim {
 
-void require_trampoline_preflight(const std::string& config_json, const std::string& config_source,
-                                  pid_t init_pid, const RuntimeLog& log) {
+void require_trampoline_preflight(const ConfigDocument& config, pid_t init_pid,
+                                  const RuntimeLog& log) {
   preflight::PreflightInput in;
-  in.config_json = config_json;
-  in.config_source = config_source;
+  in.config = &config;
   in.init_pid = init_pid;
   const preflight::PreflightReport report = preflight::run_preflight(in);
   log.debug_line("pre-flight: " + report.to_json());

@@ -8,15 +8,14 @@
 
 #include <sys/types.h>
 
-#include <string>
-
 #include "runtime_log.hpp"
+#include "spec_json.hpp"
 
 namespace execaff::shim {
 
 // Throws Error(EPERM) with the pre-flight's reason when the trampoline
 // cannot work; logs the whole report with --debug / "debug".
-void require_trampoline_preflight(const std::string& config_json, const std::string& config_source,
-                                  pid_t init_pid, const RuntimeLog& log);
+void require_trampoline_preflight(const ConfigDocument& config, pid_t init_pid,
+                                  const RuntimeLog& log);
 
 }  // namespace execaff::shim

@@ -417,7 +417,7 @@ class Cases:
             # A file that cannot be used fails the exec, naming it and why,
             # and runs nothing; commands other than exec never read it.
             for label, text, mode, needle in (
-                    ("half-written", '{"housekeeping_cpus": "0", "handl', 0o644, "is not valid JSON"),
+                    ("half-written", '{"housekeeping_cpus": "0", "handl', 0o644, "malformed JSON near byte offset"),
                     ("duplicate-key", '{"housekeeping_cpus": "0", "housekeeping_cpus": "1"}', 0o644,
                      'duplicate key "housekeeping_cpus"'),
                     ("group-writable", "{}", 0o664, "writable by group or others (mode 664)"),

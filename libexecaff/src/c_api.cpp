@@ -15,6 +15,7 @@
 #include "cpu_set.hpp"
 #include "decide.hpp"
 #include "error.hpp"
+#include "file_reader.hpp"
 #include "node_config.hpp"
 #include "node_facts.hpp"
 #include "spec_json.hpp"
@@ -32,8 +33,14 @@ struct execaff_context {
   execaff::NodeFacts node;
 };
 
+// The documents are kept as text and parsed once, by execaff_decide: a
+// setter never fails on what only the decision judges.
 struct execaff_request {
   execaff::DecideRequest request;
+  std::optional<std::string> process_json;
+  std::string process_source;
+  std::optional<std::string> config_json;
+  std::string config_source;
 };
 
 struct execaff_node_config {
@@ -184,8 +191,8 @@ int execaff_request_set_process_json(execaff_request* req, const char* json, siz
   EXECAFF_REQUIRE(req);
   EXECAFF_REQUIRE(json);
   return guarded(err, [&] {
-    req->request.process_json = std::string(json, len);
-    req->request.process_source = "exec process JSON";
+    req->process_json = std::string(json, len);
+    req->process_source = "exec process JSON";
   });
 }
 
@@ -193,8 +200,8 @@ int execaff_request_set_process_file(execaff_request* req, const char* path, exe
   EXECAFF_REQUIRE(req);
   EXECAFF_REQUIRE(path);
   return guarded(err, [&] {
-    req->request.process_json = execaff::read_document_file(path);
-    req->request.process_source = "process file " + execaff::quoted(path);
+    req->process_json = execaff::read_file(path);
+    req->process_source = "process file " + execaff::quoted(path);
   });
 }
 
@@ -203,8 +210,8 @@ int execaff_request_set_config_json(execaff_request* req, const char* json, size
   EXECAFF_REQUIRE(req);
   EXECAFF_REQUIRE(json);
   return guarded(err, [&] {
-    req->request.config_json = std::string(json, len);
-    req->request.config_source = "config.json";
+    req->config_json = std::string(json, len);
+    req->config_source = "config.json";
   });
 }
 
@@ -212,8 +219,8 @@ int execaff_request_set_config_file(execaff_request* req, const char* path, exec
   EXECAFF_REQUIRE(req);
   EXECAFF_REQUIRE(path);
   return guarded(err, [&] {
-    req->request.config_json = execaff::read_document_file(path);
-    req->request.config_source = "config " + execaff::quoted(path);
+    req->config_json = execaff::read_file(path);
+    req->config_source = "config " + execaff::quoted(path);
   });
 }
 
@@ -325,7 +332,14 @@ int execaff_decide(const execaff_context* ctx, const execaff_request* req, execa
   return guarded(err, [&] {
     const execaff::NodeFacts default_node;
     const execaff::NodeFacts& node = ctx != nullptr ? ctx->node : default_node;
-    auto* d = new execaff_decision{execaff::decide(node, req->request), {}, {}};
+    execaff::DecideRequest request = req->request;
+    if (req->process_json) {
+      request.process = execaff::parse_process_document(*req->process_json, req->process_source);
+    }
+    if (req->config_json) {
+      request.config = execaff::parse_config_document(*req->config_json, req->config_source);
+    }
+    auto* d = new execaff_decision{execaff::decide(node, request), {}, {}};
     if (d->decision.initial) d->initial = execaff_cpuset{*d->decision.initial};
     if (d->decision.final) d->final = execaff_cpuset{*d->decision.final};
     *out = d;

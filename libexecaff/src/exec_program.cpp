@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "process_launch.hpp"
 
 namespace execaff {
 
@@ -29,14 +28,12 @@ ExecProgram resolve_exec_program(const DecideRequest& documents, const ExecArgv&
   ExecProgram exec;
   exec.rules = rules;
   ProcessLaunch launch;
-  if (documents.process_json) {
-    launch = read_process_launch(*documents.process_json, "", documents.process_source);
+  if (documents.process) {
+    launch = documents.process->launch.checked();
   } else {
     // The CLI form: the runtime starts from config.json's process and puts
     // the command line's program, --env and --cwd on top.
-    if (documents.config_json) {
-      launch = read_process_launch(*documents.config_json, "process", documents.config_source);
-    }
+    if (documents.config) launch = documents.config->process.launch.checked();
     if (argv.program) launch.args = {*argv.program};
     // crun's exec (1.8 at least) sets the env to the --env values when
     // there are any (src/exec.c; it adds HOME, which no look-up reads).

@@ -56,9 +56,10 @@ struct ExecProgram {
   RuntimeRules rules = RuntimeRules::runc;
 };
 
-// The process file (documents.process_json) when there is one; else
+// The process file (documents.process) when there is one; else
 // config.json's "process" with `argv` on top, by `rules`.  Throws Error
-// naming the document when args, env or cwd has the wrong type.
+// naming the document when args, env or cwd had the wrong type or a
+// duplicate (ProcessLaunch::problem).
 [[nodiscard]] ExecProgram resolve_exec_program(const DecideRequest& documents, const ExecArgv& argv,
                                                RuntimeRules rules);
 

@@ -4,19 +4,16 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yajl/yajl_parse.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
-#include <memory>
-#include <new>
 #include <vector>
 
 #include "file_descriptor.hpp"
-#include "spec_json.hpp"
+#include "file_reader.hpp"
+#include "json_reader.hpp"
 
 namespace execaff {
 namespace {
@@ -132,82 +129,65 @@ FileDescriptor open_checked(const std::string& path, const std::string& source) 
   }
 }
 
-// --- Parsing: yajl events, so that a duplicate key is seen ------------------
+// --- Parsing: strict, so that a misspelt key is no silent default --------
 
-enum class JsonKind { null, boolean, number, string, container };
-
-struct Value {
-  JsonKind kind = JsonKind::null;
-  bool boolean = false;
-  std::string_view text;
-};
-
-class ConfigReader {
+class NodeConfigFile : public json::Handler {
  public:
-  explicit ConfigReader(std::string source) : source_(std::move(source)) {}
+  NodeConfigFile() noexcept : value_(this) {}
 
-  void start_object() {
-    if (depth_ == 0 && !seen_top_) {
-      seen_top_ = true;
-      ++depth_;
-      return;
-    }
-    container();
-  }
-  void start_array() {
-    if (depth_ == 0) fail(EINVAL, "is not a JSON object");
-    container();
-  }
-  void end_container() { --depth_; }
-  void key(std::string_view name) {
-    if (depth_ != 1) return;
+  json::Handler* on_object(json::Reader& /*reader*/) override { return this; }
+  json::Handler* on_member(json::Reader& /*reader*/, std::string_view name) override {
     key_ = std::string(name);
     if (std::find(keys_.begin(), keys_.end(), key_) != keys_.end()) {
-      // yajl_tree keeps both members, in order, and the loop that read them
-      // let the last win: {"runtime": A, "runtime": B} ran B silently.
-      if (key_ == "runtime") runtime_in_doubt_ = true;
-      fail(EINVAL, "duplicate key " + quoted(key_));
+      // A tree reader keeps both members, in order, and the loop that read
+      // them let the last win: {"runtime": A, "runtime": B} ran B silently.
+      if (key_ == "runtime") runtime_in_doubt = true;
+      fail("duplicate key " + quoted(key_));
     }
     keys_.push_back(key_);
-  }
-  void scalar(const Value& value) {
-    if (depth_ == 0) fail(EINVAL, "is not a JSON object");
-    if (depth_ == 1) member(value);
+    return &value_;
   }
 
   NodeConfig config;
-  std::exception_ptr failure;
-  bool runtime_in_doubt_ = false;
-
-  [[noreturn]] void fail(int code, const std::string& why) {
-    throw Error(code, source_ + ": " + why);
-  }
+  bool runtime_in_doubt = false;
 
  private:
-  void container() {
-    if (depth_ == 1) {
-      Value v;
-      v.kind = JsonKind::container;
-      member(v);
+  // Every member's value: a scalar is read, a container is the wrong type.
+  class Value : public json::Handler {
+   public:
+    explicit Value(NodeConfigFile* owner) noexcept : owner_(owner) {}
+    void on_scalar(json::Reader& /*reader*/, const json::Scalar& value) override {
+      owner_->member(value);
     }
-    ++depth_;
-  }
+    json::Handler* on_object(json::Reader& /*reader*/) override {
+      owner_->member(json::Scalar{json::Kind::object, {}});
+      return nullptr;
+    }
+    json::Handler* on_array(json::Reader& reader) override { return on_object(reader); }
 
-  std::string string_of(const Value& v) {
-    if (v.kind != JsonKind::string) fail(EINVAL, quoted(key_) + " must be a string");
+   private:
+    NodeConfigFile* owner_;
+  };
+
+  [[noreturn]] static void fail(const std::string& why) { throw Error(EINVAL, why); }
+
+  std::string string_of(const json::Scalar& v) const {
+    if (v.kind != json::Kind::string) fail(quoted(key_) + " must be a string");
     return std::string(v.text);
   }
 
-  ConfigSwitch switch_of(const Value& v, std::string_view word) {
-    if (v.kind == JsonKind::boolean) return v.boolean ? ConfigSwitch::yes : ConfigSwitch::no;
-    if (v.kind == JsonKind::string && v.text == word) return ConfigSwitch::automatic;
-    fail(EINVAL, quoted(key_) + " must be true, false or " + quoted(word));
+  ConfigSwitch switch_of(const json::Scalar& v, std::string_view word) const {
+    if (v.kind == json::Kind::boolean) {
+      return v.text == "true" ? ConfigSwitch::yes : ConfigSwitch::no;
+    }
+    if (v.kind == json::Kind::string && v.text == word) return ConfigSwitch::automatic;
+    fail(quoted(key_) + " must be true, false or " + quoted(word));
   }
 
-  void member(const Value& v) {
+  void member(const json::Scalar& v) {
     const std::string& k = key_;
     if (k == "runtime") {
-      if (v.kind != JsonKind::string) runtime_in_doubt_ = true;
+      if (v.kind != json::Kind::string) runtime_in_doubt = true;
       config.runtime = string_of(v);
     } else if (k == "native") {
       config.native = switch_of(v, "detect");
@@ -218,7 +198,7 @@ class ConfigReader {
       try {
         config.housekeeping_cpus = CpuSet::parse(list);
       } catch (const Error& e) {
-        throw e.wrap(source_ + ": \"housekeeping_cpus\"");
+        throw e.wrap("\"housekeeping_cpus\"");
       }
     } else if (k == "on_failure") {
       const std::string word = string_of(v);
@@ -227,68 +207,22 @@ class ConfigReader {
       } else if (word == "run-unpinned") {
         config.on_failure = OnFailure::run_unpinned;
       } else {
-        fail(EINVAL, "\"on_failure\" must be \"fail\" or \"run-unpinned\", not " + quoted(word));
+        fail("\"on_failure\" must be \"fail\" or \"run-unpinned\", not " + quoted(word));
       }
     } else if (k == "early_cpuset_join") {
       config.early_cpuset_join = switch_of(v, "auto");
     } else if (k == "debug") {
-      if (v.kind != JsonKind::boolean) fail(EINVAL, "\"debug\" must be true or false");
-      config.debug = v.boolean;
+      if (v.kind != json::Kind::boolean) fail("\"debug\" must be true or false");
+      config.debug = v.text == "true";
     } else {
       // Strict: a misspelt key must not silently fall back to a default.
-      fail(EINVAL, "unknown key " + quoted(k));
+      fail("unknown key " + quoted(k));
     }
   }
 
-  std::string source_;
-  int depth_ = 0;
-  bool seen_top_ = false;
   std::string key_;
   std::vector<std::string> keys_;
-};
-
-template <typename Handler>
-int guarded(void* context, Handler&& handler) noexcept {
-  auto* reader = static_cast<ConfigReader*>(context);
-  try {
-    handler(*reader);
-    return 1;
-  } catch (...) {
-    reader->failure = std::current_exception();
-    return 0;
-  }
-}
-
-std::string_view view(const unsigned char* text, std::size_t length) noexcept {
-  return {reinterpret_cast<const char*>(text), length};
-}
-
-int on_scalar(void* c, JsonKind kind, bool b = false, std::string_view text = {}) noexcept {
-  return guarded(c, [&](ConfigReader& r) { r.scalar(Value{kind, b, text}); });
-}
-
-constexpr yajl_callbacks kCallbacks = {
-    [](void* c) { return on_scalar(c, JsonKind::null); },
-    [](void* c, int b) { return on_scalar(c, JsonKind::boolean, b != 0); },
-    nullptr,
-    nullptr,
-    [](void* c, const char* s, std::size_t n) {
-      return on_scalar(c, JsonKind::number, false, std::string_view(s, n));
-    },
-    [](void* c, const unsigned char* s, std::size_t n) {
-      return on_scalar(c, JsonKind::string, false, view(s, n));
-    },
-    [](void* c) { return guarded(c, [](ConfigReader& r) { r.start_object(); }); },
-    [](void* c, const unsigned char* s, std::size_t n) {
-      return guarded(c, [&](ConfigReader& r) { r.key(view(s, n)); });
-    },
-    [](void* c) { return guarded(c, [](ConfigReader& r) { r.end_container(); }); },
-    [](void* c) { return guarded(c, [](ConfigReader& r) { r.start_array(); }); },
-    [](void* c) { return guarded(c, [](ConfigReader& r) { r.end_container(); }); },
-};
-
-struct YajlFree {
-  void operator()(yajl_handle handle) const noexcept { yajl_free(handle); }
+  Value value_;
 };
 
 }  // namespace
@@ -300,40 +234,15 @@ NodeConfigLocation node_config_location() {
 }
 
 NodeConfig parse_node_config(std::string_view json, const std::string& source) {
-  ConfigReader reader(source);
-  // What was read before an error, for NodeConfigError: only a runtime that
-  // the error does not put in doubt.
-  const auto fail = [&](const Error& e) -> NodeConfigError {
+  NodeConfigFile reader;
+  try {
+    json::read(json, reader, source);
+  } catch (const Error& e) {
+    // What was read before the error, for NodeConfigError: only a runtime
+    // that the error does not put in doubt.
     std::optional<std::string> runtime;
-    if (!reader.runtime_in_doubt_) runtime = reader.config.runtime;
-    return NodeConfigError(e, runtime);
-  };
-  if (std::all_of(json.begin(), json.end(),
-                  [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; })) {
-    // Seed 002: an empty (not yet written) file, named plainly.
-    throw fail(Error(EINVAL, source + " is not valid JSON: the document is empty"));
-  }
-  const std::unique_ptr<std::remove_pointer_t<yajl_handle>, YajlFree> handle(
-      yajl_alloc(&kCallbacks, nullptr, &reader));
-  if (!handle) throw std::bad_alloc();
-  // As yajl_tree_parse, which read this file before: comments allowed.
-  yajl_config(handle.get(), yajl_allow_comments, 1);
-  yajl_status status =
-      yajl_parse(handle.get(), reinterpret_cast<const unsigned char*>(json.data()), json.size());
-  if (status == yajl_status_ok) status = yajl_complete_parse(handle.get());
-  if (status == yajl_status_client_canceled && reader.failure) {
-    try {
-      std::rethrow_exception(reader.failure);
-    } catch (const Error& e) {
-      throw fail(e);
-    }
-  }
-  if (status != yajl_status_ok) {
-    unsigned char* raw = yajl_get_error(handle.get(), 0, nullptr, 0);
-    std::string text = raw != nullptr ? reinterpret_cast<const char*>(raw) : "unknown error";
-    if (raw != nullptr) yajl_free_error(handle.get(), raw);
-    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-    throw fail(Error(EINVAL, source + " is not valid JSON: " + text));
+    if (!reader.runtime_in_doubt) runtime = reader.config.runtime;
+    throw NodeConfigError(e, runtime);
   }
   return std::move(reader.config);
 }
@@ -354,7 +263,7 @@ NodeConfig load_node_config(const NodeConfigLocation& location) {
   }
   std::string text;
   try {
-    text = read_opened_document(fd.get(), location.path);
+    text = read_opened_file(fd.get(), location.path);
   } catch (const Error& e) {
     throw NodeConfigError(e.wrap(source), std::nullopt);
   }

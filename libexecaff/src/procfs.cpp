@@ -11,7 +11,6 @@
 #include <utility>
 
 #include "error.hpp"
-#include "file_descriptor.hpp"
 
 namespace execaff {
 namespace {
@@ -190,24 +189,8 @@ std::string under_root(std::string_view root, std::string_view path) {
   return join_path(root, path);
 }
 
-// Read to EOF in a loop: procfs and sysfs hand out a page at a time.
 int read_whole_file(const std::string& path, std::string& out) {
-  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (fd.get() < 0) return errno;
-  std::string text;
-  char buffer[16384];
-  while (true) {
-    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (n == 0) break;
-    if (text.size() + static_cast<std::size_t>(n) > kMaxKernelFileBytes) return EFBIG;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  out = std::move(text);
-  return 0;
+  return try_read_file(path, out, kMaxKernelFileBytes);
 }
 
 std::optional<std::string> read_optional_file(const std::string& path) {

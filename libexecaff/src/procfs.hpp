@@ -16,11 +16,9 @@
 #include <string_view>
 #include <vector>
 
-namespace execaff {
+#include "file_reader.hpp"
 
-// /proc/self/mountinfo on a busy Kubernetes node runs to a few MiB; a file
-// far past that is none we know, and reading it whole would only eat memory.
-inline constexpr std::size_t kMaxKernelFileBytes = std::size_t{64} << 20;
+namespace execaff {
 
 [[nodiscard]] bool is_space(char c) noexcept;
 [[nodiscard]] std::string_view trim_trailing_space(std::string_view text) noexcept;
@@ -54,7 +52,8 @@ class Parts {
 [[nodiscard]] std::string under_root(std::string_view root, std::string_view path);
 
 // The whole of `path` in `out`; 0, or the errno of the open or read that
-// failed (EFBIG past kMaxKernelFileBytes).  `out` is written only on success.
+// failed (EFBIG past kMaxKernelFileBytes; file_reader.hpp, the one reader).
+// `out` is written only on success.
 [[nodiscard]] int read_whole_file(const std::string& path, std::string& out);
 
 // The file, trailing whitespace removed; nullopt when it is absent (ENOENT,

@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "error.hpp"
-#include "spec_json.hpp"
-#include "yajl_tree.hpp"
+#include "file_reader.hpp"
+#include "json_reader.hpp"
 
 namespace execaff {
 namespace {
@@ -20,30 +23,125 @@ bool exists(const std::string& path) {
   return ::access(path.c_str(), F_OK) == 0;
 }
 
-pid_t pid_member(yajl_val object, std::string_view key, const std::string& file) {
-  const yajl_val v = member(object, key);
-  if (v == nullptr || !YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) <= 0) {
-    throw Error(EINVAL, "runtime state " + quoted(file) + ": \"" + std::string(key) +
+// What the shim reads of a state file, read leniently where runc's and
+// crun's own files are concerned (they write them, not the caller): a
+// member of another type than expected is as good as absent, and the first
+// of a duplicated one counts, as the tree reader that read these files did.
+struct StateMembers {
+  std::optional<long long> pid;         // runc: init_process_pid, crun: pid
+  std::vector<std::string> labels;      // runc: config.labels
+  std::optional<std::string> bundle;    // crun: bundle
+};
+
+// A scalar member into a slot; containers are skipped.
+class Member : public json::Handler {
+ public:
+  using Store = void (*)(StateMembers&, const json::Scalar&);
+  Member(StateMembers* target, Store store) noexcept : target_(target), store_(store) {}
+  void on_scalar(json::Reader& /*reader*/, const json::Scalar& value) override {
+    store_(*target_, value);
+  }
+  json::Handler* on_object(json::Reader& /*reader*/) override { return nullptr; }
+  json::Handler* on_array(json::Reader& /*reader*/) override { return nullptr; }
+
+ private:
+  StateMembers* target_;
+  Store store_;
+};
+
+void store_pid(StateMembers& state, const json::Scalar& value) {
+  if (state.pid || value.kind != json::Kind::number) return;
+  long long pid = 0;
+  const char* end = value.text.data() + value.text.size();
+  if (const auto [at, error] = std::from_chars(value.text.data(), end, pid);
+      error == std::errc() && at == end) {
+    state.pid = pid;
+  }
+}
+
+void store_bundle(StateMembers& state, const json::Scalar& value) {
+  if (!state.bundle && value.kind == json::Kind::string) state.bundle = std::string(value.text);
+}
+
+void store_label(StateMembers& state, const json::Scalar& value) {
+  if (value.kind == json::Kind::string) state.labels.emplace_back(value.text);
+}
+
+// The top level of state.json or status: `pid_key`, "bundle" and
+// config.labels.
+class StateFile : public json::Handler {
+ public:
+  StateFile(StateMembers* target, std::string_view pid_key) noexcept
+      : pid_key_(pid_key),
+        pid_(target, store_pid),
+        bundle_(target, store_bundle),
+        label_(target, store_label),
+        labels_(&label_),
+        config_(&labels_) {}
+
+  json::Handler* on_object(json::Reader& /*reader*/) override { return this; }
+  json::Handler* on_member(json::Reader& /*reader*/, std::string_view key) override {
+    if (key == pid_key_) return &pid_;
+    if (key == "bundle") return &bundle_;
+    if (key == "config") return &config_;
+    return nullptr;
+  }
+
+ private:
+  // An array whose elements go to one handler.
+  class Each : public json::Handler {
+   public:
+    explicit Each(json::Handler* element) noexcept : element_(element) {}
+    void on_scalar(json::Reader& /*reader*/, const json::Scalar& /*value*/) override {}
+    json::Handler* on_object(json::Reader& /*reader*/) override { return nullptr; }
+    json::Handler* on_array(json::Reader& /*reader*/) override { return this; }
+    json::Handler* on_element(json::Reader& /*reader*/) override { return element_; }
+
+   private:
+    json::Handler* element_;
+  };
+  // config: only its labels.
+  class Config : public json::Handler {
+   public:
+    explicit Config(json::Handler* labels) noexcept : labels_(labels) {}
+    void on_scalar(json::Reader& /*reader*/, const json::Scalar& /*value*/) override {}
+    json::Handler* on_object(json::Reader& /*reader*/) override { return this; }
+    json::Handler* on_array(json::Reader& /*reader*/) override { return nullptr; }
+    json::Handler* on_member(json::Reader& /*reader*/, std::string_view key) override {
+      return key == "labels" ? labels_ : nullptr;
+    }
+
+   private:
+    json::Handler* labels_;
+  };
+
+  std::string_view pid_key_;
+  Member pid_;
+  Member bundle_;
+  Member label_;
+  Each labels_;
+  Config config_;
+};
+
+StateMembers read_state_file(const std::string& file, std::string_view pid_key) {
+  StateMembers members;
+  StateFile handler(&members, pid_key);
+  json::read(read_file(file), handler, "runtime state " + quoted(file));
+  if (!members.pid || *members.pid <= 0 || *members.pid > std::numeric_limits<pid_t>::max()) {
+    throw Error(EINVAL, "runtime state " + quoted(file) + ": \"" + std::string(pid_key) +
                             "\" is not a process id");
   }
-  return static_cast<pid_t>(YAJL_GET_INTEGER(v));
+  return members;
 }
 
 ContainerState read_runc_state(const std::string& file, const std::string& fs_root) {
-  const YajlTree tree =
-      parse_json_object(read_document_file(file), "runtime state " + quoted(file));
+  const StateMembers members = read_state_file(file, "init_process_pid");
   ContainerState state;
   state.state_file = file;
-  state.init_pid = pid_member(tree.get(), "init_process_pid", file);
-  const yajl_val labels = member(member(tree.get(), "config"), "labels");
-  if (labels != nullptr && YAJL_IS_ARRAY(labels)) {
-    for (std::size_t i = 0; i < labels->u.array.len; ++i) {
-      const yajl_val label = labels->u.array.values[i];
-      if (!YAJL_IS_STRING(label)) continue;
-      const std::string_view text = YAJL_GET_STRING(label);
-      if (text.rfind("bundle=", 0) == 0) {
-        state.config_path = fs_root + std::string(text.substr(7)) + "/config.json";
-      }
+  state.init_pid = static_cast<pid_t>(*members.pid);
+  for (const std::string& label : members.labels) {
+    if (label.rfind("bundle=", 0) == 0) {
+      state.config_path = fs_root + label.substr(7) + "/config.json";
     }
   }
   if (state.config_path.empty()) {
@@ -54,21 +152,19 @@ ContainerState read_runc_state(const std::string& file, const std::string& fs_ro
 
 ContainerState read_crun_state(const std::string& dir, const std::string& file,
                                const std::string& fs_root) {
-  const YajlTree tree =
-      parse_json_object(read_document_file(file), "runtime state " + quoted(file));
+  const StateMembers members = read_state_file(file, "pid");
   ContainerState state;
   state.state_file = file;
   state.crun = true;
-  state.init_pid = pid_member(tree.get(), "pid", file);
+  state.init_pid = static_cast<pid_t>(*members.pid);
   // crun keeps its own copy of config.json: the one the container really
   // runs with, even when the bundle's file was edited since.
   state.config_path = dir + "/config.json";
   if (!exists(state.config_path)) {
-    const yajl_val bundle = member(tree.get(), "bundle");
-    if (bundle == nullptr || !YAJL_IS_STRING(bundle)) {
+    if (!members.bundle) {
       throw Error(EINVAL, "runtime state " + quoted(file) + " names no bundle");
     }
-    state.config_path = fs_root + std::string(YAJL_GET_STRING(bundle)) + "/config.json";
+    state.config_path = fs_root + *members.bundle + "/config.json";
   }
   return state;
 }

@@ -1,10 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// Reading the OCI documents execaff cares about — an exec's process file and
-// a bundle's config.json — and rewriting a process file's execCPUAffinity
-// while keeping every other byte as it was.  Parsing uses yajl (as crun
-// does); no syscalls here but the one read in read_document_file.
+// The OCI documents execaff reads — an exec's process file and a bundle's
+// config.json — each parsed once (json_reader.hpp) into the typed struct
+// below, which then travels: the decision, the program look-up, the
+// pre-flight and the rewrite of the process file all read the struct, never
+// the text again.  No syscalls here.
+//
+// What the decision reads (execCPUAffinity, annotations, the cpuset) is
+// checked strictly: a wrong type, a bad CPU list or a duplicated key
+// refuses the document.  What only some paths read (args/env/cwd for the
+// emulated path, capabilities for `execaff explain`, the pre-flight's view)
+// keeps its first problem beside it instead: an exec that opts in to
+// nothing must reach the runtime as it came, and the runtime reports its
+// own errors.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -12,6 +22,9 @@
 #include <vector>
 
 #include "cpu_set.hpp"
+#include "error.hpp"
+#include "json_value.hpp"
+#include "json_writer.hpp"
 
 namespace execaff {
 
@@ -25,54 +38,145 @@ struct ExecCpuAffinity {
   friend bool operator==(const ExecCpuAffinity&, const ExecCpuAffinity&) = default;
 };
 
-// What an exec process file says that matters here.
-struct ProcessDocument {
+// What the runtime will start: process.args, env and cwd.  Absent or null
+// members are empty.
+struct ProcessLaunch {
+  std::vector<std::string> args;
+  std::vector<std::string> env;
+  std::string cwd;
+  // The first wrong type or duplicated member among the three, the source
+  // in front (`process file "/p": process.args[1]: expected a string, ...`).
+  std::optional<Error> problem;
+
+  // *this, or Error(EINVAL) with the problem.
+  [[nodiscard]] const ProcessLaunch& checked() const;
+};
+
+// process.capabilities and process.noNewPrivileges, as written (names are
+// not checked here).
+struct ProcessCapabilities {
+  std::vector<std::string> effective;
+  std::vector<std::string> permitted;
+  std::vector<std::string> inheritable;
+  std::vector<std::string> bounding;
+  std::vector<std::string> ambient;
+  bool no_new_privileges = false;  // true only for a JSON true
+  std::optional<Error> problem;    // the first wrong type
+};
+
+// An OCI process object: an exec's process file, or config.json's process.
+struct ProcessObject {
   // nullopt when the field is absent, null, or has neither member set.
   std::optional<ExecCpuAffinity> affinity;
+  ProcessLaunch launch;
+  ProcessCapabilities capabilities;
 };
 
-// What a bundle's config.json says that matters here.
+// Where the top-level members of a process file are, in bytes, so that it
+// can be rewritten without being parsed again (process_rewrite.cpp).  Each
+// span runs from the member's key to the end of its value.
+struct MemberSpan {
+  std::size_t key_begin = 0;
+  std::size_t value_begin = 0;
+  std::size_t value_end = 0;
+  bool empty_array = false;  // an array value with no element
+};
+struct ProcessLayout {
+  std::size_t open = 0;   // the top-level '{'
+  std::size_t first = 0;  // the first byte after it that is not space: a key or '}'
+  std::size_t close = 0;  // the top-level '}'
+  std::vector<MemberSpan> members;  // in document order
+  std::optional<std::size_t> affinity;  // index into members of execCPUAffinity
+  std::optional<std::size_t> args;      // and of args
+};
+
+// An exec's process file: the process object at the top level.
+struct ProcessDocument : ProcessObject {
+  std::string source;  // names it in messages: `process file "/tmp/exec-1"`
+  std::string text;    // as read, for the rewrite
+  ProcessLayout layout;
+};
+
+// linux.seccomp as written, for the pre-flight (preflight/seccomp_profile.hpp
+// builds it with libseccomp).  Numbers are unsigned 64-bit integers.
+struct SeccompArgument {
+  std::optional<std::uint64_t> index;
+  std::string op;
+  std::optional<std::uint64_t> value;
+  std::optional<std::uint64_t> value_two;
+};
+struct SeccompRule {
+  std::vector<std::string> names;
+  bool names_given = false;  // names is an array (else `name` counts)
+  std::string name;          // runtime-spec before 1.0.0-rc5
+  std::string action;
+  std::optional<std::uint64_t> errno_ret;
+  std::vector<SeccompArgument> args;
+};
+struct SeccompProfile {
+  std::string default_action;
+  std::optional<std::uint64_t> default_errno_ret;
+  std::vector<std::string> architectures;
+  std::vector<std::string> flags;
+  std::vector<SeccompRule> syscalls;
+  // The first wrong type or duplicated key: the profile cannot be judged
+  // (a failed, non-blocking pre-flight check; the runtime refuses it).
+  std::optional<Error> problem;
+};
+
+// A bundle's config.json.
 struct ConfigDocument {
-  std::optional<ExecCpuAffinity> affinity;         // process.execCPUAffinity
-  std::map<std::string, std::string> annotations;  // annotations (string values)
+  std::string source;  // `config "/b/config.json"`
+  ProcessObject process;
+  std::map<std::string, std::string> annotations;  // string values
   std::optional<CpuSet> cpuset;                    // linux.resources.cpu.cpus
   std::string cgroups_path;                        // linux.cgroupsPath
+  // The pre-flight's view: linux.seccomp (nullopt when absent or null), and
+  // whether mounts holds a proc file system at /proc.
+  std::optional<SeccompProfile> seccomp;
+  bool mounts_proc = false;
+  // The process object as written (null when absent): runc's CLI form of
+  // exec starts from a copy of it (shim/cli_process.hpp).
+  json::Value process_as_written;
 };
 
-// Parse a process document (the top level is the process object).  `source`
-// names the input in messages, e.g. `process file "/tmp/exec-process-1"`.
-// Throws Error(EINVAL) naming the JSON path and value on malformed JSON, a
-// non-object, a wrong type, or a bad CPU list.
-[[nodiscard]] ProcessDocument parse_process_document(std::string_view json,
+// Parse a process document (the top level is the process object) read
+// from `source`.  Throws Error(EINVAL) naming the source, the JSON path and
+// the value on malformed JSON, a non-object, a wrong type, a duplicated key
+// or a bad CPU list in execCPUAffinity.
+[[nodiscard]] ProcessDocument parse_process_document(std::string_view text,
                                                      std::string_view source);
 
-// Parse a config.json (the process object is under "process").  Same errors.
-[[nodiscard]] ConfigDocument parse_config_document(std::string_view json, std::string_view source);
+// Parse a config.json (the process object is under "process").  Throws
+// the same errors, for execCPUAffinity, annotations, linux.resources.cpu.cpus
+// and linux.cgroupsPath.
+[[nodiscard]] ConfigDocument parse_config_document(std::string_view text, std::string_view source);
 
-// The whole file, with an error naming the path and the reason (ENOENT,
-// EACCES, not a regular file, larger than kMaxDocumentBytes).
-inline constexpr std::size_t kMaxDocumentBytes = 16 * 1024 * 1024;
-[[nodiscard]] std::string read_document_file(const std::string& path);
-// The same for a file the caller has opened (`path` names it in messages).
-[[nodiscard]] std::string read_opened_document(int fd, const std::string& path);
+// A seccomp profile alone (the object linux.seccomp holds), for tests and
+// the fuzzer; errors as in ConfigDocument::seccomp, kept in `problem`.
+// Malformed JSON throws.
+[[nodiscard]] SeccompProfile parse_seccomp_profile(std::string_view text, std::string_view source);
 
-// `json` (a process document) with its top-level "execCPUAffinity" member
-// replaced by `affinity` — inserted when absent, removed when `affinity` is
-// nullopt or empty — and every other byte unchanged.  Set members are written
-// in canonical list form; unset members are omitted.  Throws Error(EINVAL) on
-// malformed JSON or a duplicated execCPUAffinity key.
-[[nodiscard]] std::string process_json_with_affinity(std::string_view json,
+// The process file with its top-level "execCPUAffinity" member replaced by
+// `affinity` — inserted first when absent, removed when `affinity` is
+// nullopt or empty — and `args_prefix` inserted at the front of its "args"
+// (the emulated path runs the trampoline as args[0]); every other byte as
+// it was.  Set members are written in canonical list form; unset ones are
+// omitted.  Error(EINVAL) when a prefix is given and args is not an array.
+[[nodiscard]] std::string rewritten_process(const ProcessDocument& document,
+                                            const std::optional<ExecCpuAffinity>& affinity,
+                                            const std::vector<std::string>& args_prefix = {});
+
+// `affinity` as an execCPUAffinity object: the members that are set, in
+// the spec's order, as canonical lists.
+void write_exec_cpu_affinity(json::Writer& out, const ExecCpuAffinity& affinity);
+
+// The same on text that may not be a valid process document otherwise (its
+// old execCPUAffinity is replaced, not judged): the C ABI's
+// execaff_process_json_with_decision.  Error(EINVAL) for malformed JSON, a
+// non-object or a duplicated execCPUAffinity key.
+[[nodiscard]] std::string process_json_with_affinity(std::string_view text,
                                                      const std::optional<ExecCpuAffinity>& affinity,
                                                      std::string_view source);
-
-// `json` (a process document) with `prefix` inserted at the front of its
-// top-level "args" array, every other byte unchanged (the emulated path runs
-// the trampoline as args[0]).  Error(EINVAL) when args is not an array.
-[[nodiscard]] std::string process_json_with_args_prefix(std::string_view json,
-                                                        const std::vector<std::string>& prefix,
-                                                        std::string_view source);
-
-// `text` as a JSON string literal, quotes included (RFC 8259 escaping).
-[[nodiscard]] std::string json_string(std::string_view text);
 
 }  // namespace execaff

@@ -302,7 +302,7 @@ static void test_node_config_read(void** state) {
   (void)state;
   if (geteuid() != 0) skip(); /* the file must be owned by root */
   path = node_file("ok.json",
-                   "{\"runtime\": \"/usr/bin/crun\", /* a comment */ \"housekeeping_cpus\": "
+                   "{\"runtime\": \"/usr/bin/crun\", \"housekeeping_cpus\": "
                    "\"0,1024\", \"handler_default\": \"first\"}",
                    0644);
   assert_int_equal(execaff_node_config_load(path, &config, &err), 0);
@@ -352,7 +352,10 @@ static void test_node_config_errors(void** state) {
       node_file("dup.json", "{\"runtime\":\"/usr/bin/runc\",\"runtime\":\"/bin/false\"}", 0644),
       -EINVAL, "duplicate key \"runtime\"");
   expect_node_error(node_file("half.json", "{\"housekeeping_cpus\": \"0\", \"hand", 0644), -EINVAL,
-                    "is not valid JSON");
+                    "malformed JSON near byte offset");
+  /* One policy for every document execaff reads: no comments. */
+  expect_node_error(node_file("comment.json", "{\"debug\": true /* on */}", 0644), -EINVAL,
+                    "comments are not enabled");
   expect_node_error(node_file("empty.json", "", 0644), -EINVAL, "the document is empty");
   expect_node_error(node_file("key.json", "{\"handler_defualt\": \"first\"}", 0644), -EINVAL,
                     "unknown key \"handler_defualt\"");

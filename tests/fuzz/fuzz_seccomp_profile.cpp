@@ -16,7 +16,7 @@
 #include "error.hpp"
 #include "seccomp_bpf.hpp"
 #include "seccomp_profile.hpp"
-#include "yajl_tree.hpp"
+#include "spec_json.hpp"
 
 namespace {
 
@@ -41,13 +41,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<std::string> names;
   for (const auto& probe : kProbes) names.push_back(probe.name);
   try {
-    const execaff::YajlTree tree = execaff::parse_json_object(text, "fuzz profile");
-    const SeccompProgram full = build_seccomp_program(tree.get(), "fuzz profile");
-    const SeccompProgram reduced = build_seccomp_program(tree.get(), "fuzz profile", {}, &names);
+    const execaff::SeccompProfile profile = execaff::parse_seccomp_profile(text, "fuzz profile");
+    const SeccompProgram full = build_seccomp_program(profile, "fuzz profile");
+    const SeccompProgram reduced = build_seccomp_program(profile, "fuzz profile", {}, &names);
     for (const auto& probe : kProbes) {
       if (verdict_of(full, probe) != verdict_of(reduced, probe)) __builtin_trap();
     }
-    (void)evaluate_seccomp_profile(tree.get(), "fuzz profile", kProbes);
+    (void)evaluate_seccomp_profile(profile, "fuzz profile", kProbes);
   } catch (const execaff::Error&) {
   }
   return 0;

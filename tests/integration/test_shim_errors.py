@@ -129,11 +129,11 @@ class ErrorTests:
              [self.path("o.json"), "writable by group or others (mode 646)"]),
             ("config invalid JSON",
              self.config("bad.json", "{runtime: %s}" % rt),
-             [self.path("bad.json"), "is not valid JSON"]),
+             [self.path("bad.json"), "malformed JSON near byte offset"]),
             ("config half-written",
              self.config("half.json", json.dumps(
                  {"runtime": rt, "handler_default": "first"})[:25]),
-             [self.path("half.json"), "is not valid JSON"]),
+             [self.path("half.json"), "malformed JSON near byte offset"]),
             ("config empty", self.config("empty.json", ""),
              [self.path("empty.json"), "empty"]),
             ("config unknown key",

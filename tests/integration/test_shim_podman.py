@@ -169,7 +169,7 @@ def check_runtime(chk, pm, cfg, rt_name, rt, shim, workdir):
     r = exec_(pinned, ["true"])
     chk.check(p + " exec with a half-written shim config: fails, podman names the config",
               r.returncode != 0 and DEFAULT_CONFIG in r.stderr and
-              "not valid JSON" in r.stderr, r)
+              "malformed JSON" in r.stderr, r)
     cfg.write({"runtime": rt})
     r = exec_(pinned, ["true"])
     chk.eq(p + " exec after the config is repaired: works again", r.returncode, 0, r)

@@ -82,8 +82,8 @@ TEST(RuntimeRules, ByTheBinarysName) {
 
 DecideRequest config_only(const char* process) {
   DecideRequest request;
-  request.config_json = std::string("{\"process\": ") + process + "}";
-  request.config_source = "config \"c.json\"";
+  request.config = execaff::parse_config_document(std::string("{\"process\": ") + process + "}",
+                                                  "config \"c.json\"");
   return request;
 }
 
@@ -92,7 +92,8 @@ constexpr const char* kConfigProcess =
 
 TEST(ResolveExecProgram, TheProcessFileAloneCounts) {
   DecideRequest request = config_only(kConfigProcess);
-  request.process_json = R"({"args": ["sh", "-c", "true"], "env": ["PATH=/sbin"], "cwd": "/tmp"})";
+  request.process = execaff::parse_process_document(
+      R"({"args": ["sh", "-c", "true"], "env": ["PATH=/sbin"], "cwd": "/tmp"})", "process file");
   // The command line is ignored with --process, as both runtimes ignore it.
   const ExecArgv argv{.program = "ls", .env = {"PATH=/x"}, .cwd = "/y"};
   for (const RuntimeRules rules : {RuntimeRules::runc, RuntimeRules::crun}) {
@@ -148,15 +149,14 @@ TEST(ResolveExecProgram, MissingMembersAreEmpty) {
 
 TEST(ResolveExecProgram, AWrongTypeNamesTheDocument) {
   DecideRequest request = config_only(kConfigProcess);
-  request.process_json = R"({"args": "sh"})";
-  request.process_source = "process file \"p.json\"";
+  request.process = execaff::parse_process_document(R"({"args": "sh"})", "process file \"p.json\"");
   try {
     (void)execaff::resolve_exec_program(request, ExecArgv{}, RuntimeRules::runc);
     FAIL() << "no error";
   } catch (const execaff::Error& e) {
     EXPECT_EQ(e.code(), EINVAL);
-    EXPECT_NE(std::string(e.what()).find("process file \"p.json\": args"), std::string::npos)
-        << e.what();
+    EXPECT_EQ(std::string(e.what()),
+              R"(process file "p.json": process.args: expected an array, got a string "sh")");
   }
 }
 

@@ -474,8 +474,9 @@ TEST(CliProcess, RuncStartsFromConfigJsonsProcess) {
   std::string why;
   const auto e = execaff::shim::read_cli_exec(line, runc, &why);
   ASSERT_TRUE(e) << why;
-  const auto json =
-      execaff::shim::cli_process_json(*e, runc, config, R"({"initial":"1","final":"1"})", &why);
+  const execaff::CpuSet one = execaff::CpuSet::parse("1");
+  const auto json = execaff::shim::cli_process_json(
+      *e, runc, execaff::parse_config_document(config, "config"), {one, one}, &why);
   ASSERT_TRUE(json) << why;
   EXPECT_EQ(*json, R"({"cwd":"/","rlimits":[{"type":"RLIMIT_NOFILE","hard":1024,"soft":1024}],)"
                    R"("oomScoreAdj":-5,"args":["true"],)"
@@ -485,8 +486,9 @@ TEST(CliProcess, RuncStartsFromConfigJsonsProcess) {
                    R"("user":{"gid":0,"additionalGids":[7],"uid":1000},)"
                    R"("execCPUAffinity":{"initial":"1","final":"1"}})");
   // --cap over a config.json without capabilities would crash runc: left.
-  EXPECT_FALSE(
-      execaff::shim::cli_process_json(*e, runc, R"({"process":{"args":["x"]}})", "{}", &why));
+  EXPECT_FALSE(execaff::shim::cli_process_json(
+      *e, runc, execaff::parse_config_document(R"({"process":{"args":["x"]}})", "config"), {one, one},
+      &why));
 }
 
 TEST(CliProcess, CrunBuildsFromTheCommandLine) {
@@ -497,7 +499,9 @@ TEST(CliProcess, CrunBuildsFromTheCommandLine) {
     std::string why;
     const auto e = execaff::shim::read_cli_exec(line, crun, &why);
     ASSERT_TRUE(e) << why;
-    const auto json = execaff::shim::cli_process_json(*e, crun, config, R"({"final":"1"})", &why);
+    const auto json = execaff::shim::cli_process_json(
+        *e, crun, execaff::parse_config_document(config, "config"),
+        {std::nullopt, execaff::CpuSet::parse("1")}, &why);
     ASSERT_TRUE(json) << why;
     const std::string envs =
         env == CrunEnv::replaced ? R"(["A=1"])" : R"(["PATH=/bin","HOME=/root","A=1"])";

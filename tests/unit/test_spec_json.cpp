@@ -25,6 +25,7 @@
 
 #include "cpu_set.hpp"
 #include "error.hpp"
+#include "error_from.hpp"
 #include "spec_json.hpp"
 
 namespace execaff {
@@ -36,18 +37,6 @@ constexpr std::string_view kProcessSource = R"(process file "/tmp/p.json")";
 constexpr std::string_view kConfigSource = R"(config "/b/config.json")";
 
 // --- Helpers --------------------------------------------------------------
-
-// The Error that `action` throws; a test failure (and a dummy) if none.
-template <typename Action>
-Error error_from(Action&& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no execaff::Error was thrown";
-  return Error(0, "(none)");
-}
 
 // `text` with every byte outside printable ASCII as \xNN: test names and
 // traces end up in gtest's XML report, which must stay valid UTF-8 and XML.
@@ -494,7 +483,7 @@ TEST(MalformedJsonMessage, EmptyDocumentIsNamedPlainly) {
 
 TEST(ConfigDocument, RealisticConfig) {
   const ConfigDocument config = parse_config_document(fixture("config-full.json"), kConfigSource);
-  EXPECT_EQ(config.affinity, affinity_of("0-1", "4"));
+  EXPECT_EQ(config.process.affinity, affinity_of("0-1", "4"));
   EXPECT_EQ(config.cpuset, CpuSet::parse("4-7"));
   EXPECT_EQ(config.cgroups_path, "kubepods-pod1234.slice:crio:0123456789abcdef");
   const std::map<std::string, std::string> expected = {
@@ -509,7 +498,7 @@ TEST(ConfigDocument, RealisticConfig) {
 
 TEST(ConfigDocument, EmptyObjectMeansNothingSet) {
   const ConfigDocument config = parse_config_document("{}", kConfigSource);
-  EXPECT_EQ(config.affinity, std::nullopt);
+  EXPECT_EQ(config.process.affinity, std::nullopt);
   EXPECT_TRUE(config.annotations.empty());
   EXPECT_EQ(config.cpuset, std::nullopt);
   EXPECT_EQ(config.cgroups_path, "");
@@ -520,7 +509,7 @@ TEST(ConfigDocument, NullsReadAsAbsent) {
       R"({"process":null,"annotations":null,"linux":{"resources":{"cpu":{"cpus":null}},)"
       R"("cgroupsPath":null}})",
       kConfigSource);
-  EXPECT_EQ(config.affinity, std::nullopt);
+  EXPECT_EQ(config.process.affinity, std::nullopt);
   EXPECT_TRUE(config.annotations.empty());
   EXPECT_EQ(config.cpuset, std::nullopt);
   EXPECT_EQ(config.cgroups_path, "");
@@ -530,7 +519,7 @@ TEST(ConfigDocument, NullsReadAsAbsent) {
             std::nullopt);
   EXPECT_EQ(parse_config_document(R"({"linux":null})", kConfigSource).cpuset, std::nullopt);
   EXPECT_EQ(
-      parse_config_document(R"({"process":{"execCPUAffinity":null}})", kConfigSource).affinity,
+      parse_config_document(R"({"process":{"execCPUAffinity":null}})", kConfigSource).process.affinity,
       std::nullopt);
 }
 
@@ -548,7 +537,7 @@ TEST(ConfigDocument, OnlyTheRightPathsCount) {
       R"("resources":{"cpu":{"cpus":"z"}},"linux":{"cpu":{"cpus":"w"},"resources":{"cpus":"v",)"
       R"("cpu":{"mems":"0"}}},"cgroupsPath":7,"process":{"process":{"execCPUAffinity":1}}})",
       kConfigSource);
-  EXPECT_EQ(config.affinity, std::nullopt);
+  EXPECT_EQ(config.process.affinity, std::nullopt);
   EXPECT_EQ(config.cpuset, std::nullopt);
   EXPECT_EQ(config.cgroups_path, "");
 }
@@ -570,11 +559,11 @@ TEST(ConfigDocument, ProcessAffinityIsReadLikeAProcessFile) {
   EXPECT_EQ(parse_config_document(R"({"process":{"execCPUAffinity":{"initial":"","final":"2"},)"
                                   R"("args":["sh"]}})",
                                   kConfigSource)
-                .affinity,
+                .process.affinity,
             affinity_of(nullptr, "2"));
   EXPECT_EQ(
       parse_config_document(R"({"process":{"execCPUAffinity":{"initial":""}}})", kConfigSource)
-          .affinity,
+          .process.affinity,
       std::nullopt);
 }
 
@@ -931,133 +920,6 @@ TEST(RewriteGenerated, KeepsEveryOtherMemberVerbatim) {
     EXPECT_EQ(process_json_with_affinity(output, affinity, kProcessSource), output);
     if (HasFailure()) return;
   }
-}
-
-// --- read_document_file ---------------------------------------------------
-
-std::size_t open_fd_count() {
-  std::size_t count = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
-    ++count;
-  }
-  return count;
-}
-
-class ReadDocumentFile : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "execaff-json-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << errno_text(errno);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    if (!dir_.empty()) {
-      ::chmod((dir_ + "/secret.json").c_str(), 0600);
-      std::filesystem::remove_all(dir_);
-    }
-  }
-  std::string write(const std::string& name, const std::string& content) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream out(path, std::ios::binary);
-    out << content;
-    return path;
-  }
-  std::string dir_;
-};
-
-TEST_F(ReadDocumentFile, ReadsEveryByte) {
-  const std::string content = std::string("{\"a\":\"\0\"}\n\n", 11);
-  EXPECT_EQ(read_document_file(write("p.json", content)), content);
-  EXPECT_EQ(read_document_file(write("empty.json", "")), "");
-  const std::string crio = fixture("process-crio.json");
-  EXPECT_EQ(read_document_file(write("crio.json", crio)), crio);
-}
-
-TEST_F(ReadDocumentFile, FollowsSymlinks) {
-  const std::string target = write("target.json", "{}");
-  std::filesystem::create_symlink(target, dir_ + "/link.json");
-  EXPECT_EQ(read_document_file(dir_ + "/link.json"), "{}");
-}
-
-TEST_F(ReadDocumentFile, MissingFile) {
-  const std::string path = dir_ + "/absent.json";
-  const Error e = error_from([&] { (void)read_document_file(path); });
-  EXPECT_EQ(e.code(), ENOENT);
-  EXPECT_EQ(std::string(e.what()),
-            "cannot read " + execaff::quoted(path) + ": " + errno_text(ENOENT));
-}
-
-TEST_F(ReadDocumentFile, PathThroughAFile) {
-  const std::string path = write("file", "x") + "/p.json";
-  const Error e = error_from([&] { (void)read_document_file(path); });
-  EXPECT_EQ(e.code(), ENOTDIR);
-  EXPECT_EQ(std::string(e.what()),
-            "cannot read " + execaff::quoted(path) + ": " + errno_text(ENOTDIR));
-}
-
-TEST_F(ReadDocumentFile, Directory) {
-  const Error e = error_from([&] { (void)read_document_file(dir_); });
-  EXPECT_EQ(e.code(), EISDIR);
-  EXPECT_EQ(std::string(e.what()),
-            "cannot read " + execaff::quoted(dir_) + ": not a regular file but a directory");
-}
-
-TEST_F(ReadDocumentFile, FifoIsRefusedWithoutBlocking) {
-  const std::string path = dir_ + "/fifo";
-  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << errno_text(errno);
-  const Error e = error_from([&] { (void)read_document_file(path); });
-  EXPECT_EQ(e.code(), EINVAL);
-  EXPECT_EQ(std::string(e.what()),
-            "cannot read " + execaff::quoted(path) + ": not a regular file but a FIFO");
-}
-
-TEST_F(ReadDocumentFile, CharacterDevice) {
-  const Error e = error_from([] { (void)read_document_file("/dev/null"); });
-  EXPECT_EQ(e.code(), EINVAL);
-  EXPECT_EQ(std::string(e.what()),
-            R"(cannot read "/dev/null": not a regular file but a character device)");
-}
-
-TEST_F(ReadDocumentFile, PermissionDenied) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root reads files whatever their mode";
-  const std::string path = write("secret.json", "{}");
-  ASSERT_EQ(::chmod(path.c_str(), 0), 0);
-  const Error e = error_from([&] { (void)read_document_file(path); });
-  EXPECT_EQ(e.code(), EACCES);
-  EXPECT_EQ(std::string(e.what()),
-            "cannot read " + execaff::quoted(path) + ": " + errno_text(EACCES));
-}
-
-TEST_F(ReadDocumentFile, SizeLimit) {
-  // Sparse files: no disk is spent on them.
-  const std::string at_limit = write("limit.json", "");
-  ASSERT_EQ(::truncate(at_limit.c_str(), static_cast<off_t>(kMaxDocumentBytes)), 0);
-  EXPECT_EQ(read_document_file(at_limit).size(), kMaxDocumentBytes);
-
-  const std::string over = write("over.json", "");
-  ASSERT_EQ(::truncate(over.c_str(), static_cast<off_t>(kMaxDocumentBytes + 1)), 0);
-  const Error e = error_from([&] { (void)read_document_file(over); });
-  EXPECT_EQ(e.code(), EFBIG);
-  EXPECT_EQ(std::string(e.what()),
-            "cannot read " + execaff::quoted(over) + ": " + errno_text(EFBIG) + " (" +
-                std::to_string(kMaxDocumentBytes + 1) + " bytes or more, the limit is " +
-                std::to_string(kMaxDocumentBytes) + ")");
-}
-
-TEST_F(ReadDocumentFile, LeaksNoDescriptor) {
-  const std::string good = write("good.json", "{}");
-  const std::string over = write("over.json", "");
-  ASSERT_EQ(::truncate(over.c_str(), static_cast<off_t>(kMaxDocumentBytes + 1)), 0);
-  const std::string fifo = dir_ + "/fifo";
-  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const std::size_t before = open_fd_count();
-  for (int i = 0; i < 50; ++i) {
-    EXPECT_EQ(read_document_file(good), "{}");
-    for (const std::string& bad : {over, fifo, dir_, dir_ + "/absent", std::string("/dev/null")}) {
-      EXPECT_THROW((void)read_document_file(bad), Error);
-    }
-  }
-  EXPECT_EQ(open_fd_count(), before);
 }
 
 }  // namespace
