@@ -9,6 +9,8 @@
 #include <ctime>
 #include <string_view>
 
+#include "json_writer.hpp"
+
 namespace execaff::shim {
 namespace {
 
@@ -27,23 +29,12 @@ std::string now_rfc3339() {
   return buffer;
 }
 
-// JSON string body escaping (RFC 8259): quotes, backslashes, controls.
-std::string json_escaped(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (byte < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
-      out += escaped;
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
+// `text` as a JSON string literal, quotes included: logrus's text format
+// quotes its values the same way.
+std::string quoted_value(std::string_view text) {
+  json::Writer out;
+  out.string(text);
+  return out.take();
 }
 
 void write_all(int fd, const std::string& text) {
@@ -71,11 +62,11 @@ void emit(const RuntimeLog& log, const char* level, const std::string& message,
   const std::string text = "execaff-shim: " + message;
   std::string line;
   if (log.format && *log.format == "json") {
-    line = "{\"level\":\"" + std::string(level) + "\",\"msg\":\"" + json_escaped(text) +
-           "\",\"time\":\"" + now_rfc3339() + "\"}\n";
+    json::Writer out;
+    out.open_object().member("level", level).member("msg", text).member("time", now_rfc3339());
+    line = out.close_object().take() + "\n";
   } else {
-    line =
-        "time=\"" + now_rfc3339() + "\" level=" + level + " msg=\"" + json_escaped(text) + "\"\n";
+    line = "time=\"" + now_rfc3339() + "\" level=" + level + " msg=" + quoted_value(text) + "\n";
   }
   write_all(fd, line);
   ::close(fd);
