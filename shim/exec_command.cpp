@@ -15,10 +15,10 @@
 #include "exec_native.hpp"
 #include "exec_preflight.hpp"
 #include "exec_program.hpp"
+#include "file_reader.hpp"
 #include "final_trampoline_image.h"
 #include "native_cache.hpp"
 #include "native_support.hpp"
-#include "file_reader.hpp"
 #include "node_facts.hpp"
 #include "passed_fds.hpp"
 #include "runtime_state.hpp"
@@ -55,6 +55,12 @@ std::vector<std::string> with_preserve_fds(const CommandLine& line, std::vector<
   return argv;
 }
 
+// The container's cgroup cpuset as decide() read it, not read again.
+std::optional<CgroupCpuset> decided_cgroup_cpuset(const Decision& decision) {
+  if (decision.container_cpuset_file.empty() || !decision.container_cpuset) return std::nullopt;
+  return CgroupCpuset{*decision.container_cpuset, decision.container_cpuset_file};
+}
+
 // The runtime as far as the native path cares (native_support.hpp).
 // Asked only for an exec that is pinned.
 NativeSupport native_support_of(const ShimConfig& config, const ContainerState& state,
@@ -85,13 +91,13 @@ NativeSupport native_support_of(const ShimConfig& config, const ContainerState& 
 // Before 6.2 (early_cpuset_join.hpp): the shim joins the container's
 // cpuset cgroup itself, so that the runtime's join of the process it starts
 // is a move to where it already is, which keeps the mask.
-void join_cpuset_early(const ShimConfig& config, const NodeFacts& node, const ContainerState& state,
-                       const Decision& decision, const RuntimeLog& log) {
+void join_cpuset_early(const ShimConfig& config, const Decision& decision, const RuntimeLog& log) {
   const bool early = config.node.early_cpuset_join == ConfigSwitch::yes ||
                      (config.node.early_cpuset_join == ConfigSwitch::automatic &&
                       kernel_resets_affinity_on_join());
   if (!early || !decision.initial) return;
-  const auto cpuset = node.cgroup_cpuset_of_pid(state.init_pid);
+  // The cpuset decide() read from the container's cgroup, if it did.
+  const auto cpuset = decided_cgroup_cpuset(decision);
   if (!cpuset) return;
   // Stand on a CPU the cpuset keeps before joining it.  The attach resets
   // the mask to the cpuset and moves a task running outside it at once, to
@@ -169,7 +175,7 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     const bool opted_in = decision.source == DecisionSource::annotation ||
                           decision.source == DecisionSource::handler_default;
     if (runtime.flavour == NativeFlavour::runc && opted_in) {
-      join_cpuset_early(config, node, *state, decision, log);
+      join_cpuset_early(config, decision, log);
     }
   } else if (decision.final) {
     // Emulated: the trampoline sets final after the join, then execs the
@@ -220,7 +226,7 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     }
     log.debug_line("emulated: trampoline at fd " + std::to_string(trampoline) + " sets final " +
                    decision.final->format());
-    join_cpuset_early(config, node, *state, decision, log);
+    join_cpuset_early(config, decision, log);
   }
   if (!native && !decision.final && line.process && decision.repaired) {
     // No trampoline (final is left to the join), but the field as written

@@ -10,7 +10,7 @@ namespace execaff {
 namespace {
 
 void resolve_container_cpuset(const NodeFacts& node, const DecideRequest& request,
-                              PolicyInput& input) {
+                              PolicyInput& input, std::string& cgroup_file) {
   if (request.container_cpuset) {
     input.container_cpuset = *request.container_cpuset;
     input.container_cpuset_from = "given by the caller";
@@ -20,7 +20,8 @@ void resolve_container_cpuset(const NodeFacts& node, const DecideRequest& reques
     try {
       if (auto cgroup = node.cgroup_cpuset_of_pid(*request.container_pid)) {
         input.container_cpuset = std::move(cgroup->cpus);
-        input.container_cpuset_from = std::move(cgroup->file);
+        input.container_cpuset_from = cgroup->file;
+        cgroup_file = std::move(cgroup->file);
         return;
       }
     } catch (const Error& e) {
@@ -56,7 +57,8 @@ Decision decide(const NodeFacts& node, const DecideRequest& request) {
 
   if (!wants_pinning(input)) return decide_policy(input);
 
-  resolve_container_cpuset(node, request, input);
+  std::string cgroup_file;
+  resolve_container_cpuset(node, request, input, cgroup_file);
   if (request.caller_cpus) {
     input.caller_cpus = *request.caller_cpus;
   } else {
@@ -71,7 +73,9 @@ Decision decide(const NodeFacts& node, const DecideRequest& request) {
   input.housekeeping_configured = request.housekeeping;
   input.isolated_cpus_source = [&node]() { return node.isolated_cpus().cpus; };
   input.thread_siblings = [&node](unsigned cpu) { return node.thread_siblings(cpu); };
-  return decide_policy(input);
+  Decision decision = decide_policy(input);
+  decision.container_cpuset_file = std::move(cgroup_file);
+  return decision;
 }
 
 void write_decision_members(json::Writer& out, const Decision& decision) {

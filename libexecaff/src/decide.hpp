@@ -29,8 +29,9 @@ struct DecideRequest {
 };
 
 // The container's cpuset comes, in this order, from container_cpuset, the
-// cgroup of container_pid, config.json's linux.resources.cpu.cpus, or the
-// node's online CPUs.  Throws Error with the stage and input in the message.
+// cgroup of container_pid (read once: Decision::container_cpuset_file
+// names it), config.json's linux.resources.cpu.cpus, or the node's online
+// CPUs.  Throws Error with the stage and input in the message.
 [[nodiscard]] Decision decide(const NodeFacts& node, const DecideRequest& request);
 
 // The decision's members: pinned, initial, final (canonical lists or

@@ -64,6 +64,9 @@ struct Decision {
   bool repaired = false;
   // Context shown by `execaff explain`.
   std::optional<CpuSet> container_cpuset;
+  // The cgroup file container_cpuset was read from ("" when it came from
+  // elsewhere): the shim's early join uses it rather than look it up again.
+  std::string container_cpuset_file;
   std::optional<CpuSet> housekeeping;
 };
 
