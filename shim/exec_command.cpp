@@ -21,6 +21,7 @@
 #include "native_support.hpp"
 #include "node_facts.hpp"
 #include "passed_fds.hpp"
+#include "read_tally.hpp"
 #include "runtime_state.hpp"
 #include "spec_json.hpp"
 
@@ -119,10 +120,32 @@ void join_cpuset_early(const ShimConfig& config, const Decision& decision, const
                  ") so the runtime's join cannot reset the mask (kernels before 6.2)");
 }
 
+// With debug on, the files this exec read and the documents it parsed,
+// logged on the way out: each once (issue 18; tests/integration/test_preflight.py).
+class ReadSummary {
+ public:
+  explicit ReadSummary(const RuntimeLog& log) : log_(log) {
+    if (log_.debug) tally::enable();
+  }
+  ~ReadSummary() {
+    if (!log_.debug) return;
+    try {
+      log_.debug_line(tally::summary());
+    } catch (...) {
+    }
+  }
+  ReadSummary(const ReadSummary&) = delete;
+  ReadSummary& operator=(const ReadSummary&) = delete;
+
+ private:
+  const RuntimeLog& log_;
+};
+
 }  // namespace
 
 std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& config,
                                    const RuntimeLog& log) {
+  const ReadSummary summary(log);
   const std::vector<std::string>& untouched = line.argv;
   const auto root = state_root(line.root, config.runtime());
   if (!root) {

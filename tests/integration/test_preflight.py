@@ -16,7 +16,9 @@ allowed), so the trampoline could not set final:
   when there is no --log);
 * with "debug": the whole pre-flight report is logged;
 * a container without the profile: the pre-flight passes and the exec is
-  pinned to "0" (the check must be able to say yes);
+  pinned to "0" (the check must be able to say yes); with "debug", that
+  exec in the --process form says it read and parsed the process file
+  once, config.json once and /proc/<init>/cgroup once (issue 18);
 * `exec --env A=b ID sh` there: the shim pins it with runc and hands it to
   crun, which finds no sh (its --env replaces the environment), and
   explain's program check says the same, by the config's runtime or by
@@ -28,6 +30,7 @@ Usage: test_preflight.py [runtime ...]   (default: runc crun)
 
 import json
 import os
+import re
 import sys
 
 sys.dont_write_bytecode = True
@@ -136,6 +139,51 @@ def run_for(name, path, cli, shim, checks, work):
             want = runs if label == "config's runtime" else label.endswith("runc")
             checks.eq("%s explain --env A=b sh, %s: program %s" % (
                 name, label, "found" if want else "not found"), found, [want], r)
+        check_read_once(name, c, shim, path, checks, work)
+
+
+def tally(text, what):
+    """{name: count} from the shim's debug line "files read: A x1, ...;
+    JSON parsed: B x1, ..." (shim/exec_command.cpp)."""
+    m = re.search(r"files read: (.*); JSON parsed: (.*)", text)
+    if not m:
+        return None
+    part = m.group(1 if what == "files" else 2)
+    return {k: int(n) for k, n in re.findall(r'((?:[^,]|,(?! ))+?) x(\d+)(?:, |$)', part)}
+
+
+def check_read_once(name, c, shim, path, checks, work):
+    """Issue 18: one opted-in --process exec, pinned and emulated (the
+    pre-flight runs, the program is looked up, the shim joins the
+    container's cpuset early), reads and parses the process file once,
+    config.json once, and /proc/<init>/cgroup once."""
+    # With the early join (pre-6.2 kernels; forced here), which used to
+    # look the container's cgroup up a second time.
+    config = shimlib.write_config(os.path.join(work, "debug.json"),
+                                  {"runtime": path, "debug": True, "early_cpuset_join": True})
+    proc = c.write_process(PROBE)
+    r = fixture.run([shim, "--root", c.root, "exec", "--process", proc, c.id],
+                    env=shimlib.shim_env(config=config))
+    checks.eq("%s read once: exit 0" % name, r.returncode, 0, r)
+    checks.contains("%s read once: pinned" % name, r.stdout, "Cpus_allowed_list:\t0\n")
+    parsed, files = tally(r.stderr, "json"), tally(r.stderr, "files")
+    checks.check("%s read once: the shim logs what it read" % name,
+                 parsed is not None and files is not None, r.stderr)
+    if parsed is None or files is None:
+        return
+    process_file = 'process file "%s"' % proc
+    configs = {k: n for k, n in parsed.items() if k.startswith("config ")}
+    cgroup = '"/proc/%d/cgroup"' % c.pid
+    checks.eq("%s read once: the process file parsed once" % name, parsed.get(process_file), 1,
+              parsed)
+    checks.eq("%s read once: config.json parsed once" % name, list(configs.values()), [1],
+              parsed)
+    checks.eq("%s read once: nothing else parsed but the runtime state" % name,
+              sorted(k.split(" ")[0] for k in parsed if k != process_file and k not in configs),
+              ["runtime"], parsed)
+    checks.eq("%s read once: the process file read once" % name, files.get('"%s"' % proc), 1,
+              files)
+    checks.eq("%s read once: /proc/<init>/cgroup read once" % name, files.get(cgroup), 1, files)
 
 
 def main():
