@@ -159,8 +159,8 @@ int run_explain_command(int argc, char** argv, const char* usage) {
       request.process = execaff::parse_process_document(
           execaff::read_file(*process_file), "process file " + execaff::quoted(*process_file));
     }
-    request.config = execaff::parse_config_document(config_text,
-                                                    "config " + execaff::quoted(config_path));
+    request.config =
+        execaff::parse_config_document(config_text, "config " + execaff::quoted(config_path));
     const execaff::NodeFacts facts(node.root_fs);
     const execaff::Decision decision = execaff::decide(facts, request);
     // One object: the decision's members, then "preflight" (null when the

@@ -28,8 +28,8 @@ struct PreflightCheck {
 
 struct PreflightInput {
   const ConfigDocument* config = nullptr;  // the bundle's config.json, parsed once
-  std::optional<pid_t> init_pid;  // the container's init: live /proc check
-  std::string root = "/";         // the node's files (/proc/sys, /sys/fs/selinux)
+  std::optional<pid_t> init_pid;           // the container's init: live /proc check
+  std::string root = "/";                  // the node's files (/proc/sys, /sys/fs/selinux)
   // The caller's look-up of the program in the container, when it made one.
   std::optional<std::string> program;
   std::optional<bool> program_found;

@@ -8,9 +8,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <memory>
-
 #include <cstring>
+#include <memory>
 
 #include "error.hpp"
 #include "file_descriptor.hpp"
@@ -81,9 +80,8 @@ void add_rules(scmp_filter_ctx ctx, const SeccompRule& rule, std::uint32_t defau
     const SeccompArgument& arg = rule.args[i];
     const std::string at = where + ".args[" + std::to_string(i) + "]";
     if (!arg.index || *arg.index > 5) throw Error(EINVAL, at + ".index must be 0 to 5");
-    conditions.push_back(scmp_arg_cmp{static_cast<unsigned>(*arg.index),
-                                      operator_of(arg.op, at), arg.value.value_or(0),
-                                      arg.value_two.value_or(0)});
+    conditions.push_back(scmp_arg_cmp{static_cast<unsigned>(*arg.index), operator_of(arg.op, at),
+                                      arg.value.value_or(0), arg.value_two.value_or(0)});
   }
   // The runtimes skip a rule whose action is the default (libseccomp
   // refuses it, and it changes nothing).
@@ -210,8 +208,8 @@ SeccompProgram build_seccomp_program(const SeccompProfile& profile, std::string_
   if (profile.problem) throw *profile.problem;
   const std::string where = std::string(source) + " linux.seccomp";
   SeccompProgram out;
-  const std::uint32_t default_action = action_of(
-      profile.default_action, profile.default_errno_ret, where + ".defaultAction");
+  const std::uint32_t default_action =
+      action_of(profile.default_action, profile.default_errno_ret, where + ".defaultAction");
   const Filter ctx(seccomp_init(default_action));
   if (!ctx) throw Error(EINVAL, where + ": libseccomp refuses defaultAction");
   const std::uint32_t target =

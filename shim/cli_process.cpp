@@ -170,7 +170,8 @@ std::optional<std::string> runc_process(const CliExec& e, const ConfigDocument& 
   Writer out;
   std::vector<Override> o;
   o.push_back({"args", [&](Writer& w, const Value*) { put_strings(w, e.args); }});
-  if (e.cwd && !e.cwd->empty()) o.push_back({"cwd", [&](Writer& w, const Value*) { w.string(*e.cwd); }});
+  if (e.cwd && !e.cwd->empty())
+    o.push_back({"cwd", [&](Writer& w, const Value*) { w.string(*e.cwd); }});
   if (e.apparmor && !e.apparmor->empty()) {
     o.push_back({"apparmorProfile", [&](Writer& w, const Value*) { w.string(*e.apparmor); }});
   }
@@ -204,23 +205,21 @@ std::optional<std::string> runc_process(const CliExec& e, const ConfigDocument& 
     o.push_back({"noNewPrivileges", [](Writer& w, const Value*) { w.boolean(true); }});
   }
   if (e.user) {
-    o.push_back({"user", [&](Writer& w, const Value* current) {
-                   const std::size_t colon = e.user->find(':');
-                   const std::string uid = e.user->substr(0, colon);
-                   const std::string gid =
-                       colon == std::string::npos ? "" : e.user->substr(colon + 1);
-                   std::vector<Override> ids;
-                   ids.push_back(
-                       {"uid", [&](Writer& w2, const Value*) { w2.number_as_written(uid); }});
-                   if (!gid.empty()) {
-                     ids.push_back(
-                         {"gid", [&](Writer& w2, const Value*) { w2.number_as_written(gid); }});
-                   }
-                   put_object_with(w, current, ids);
-                 }});
+    o.push_back(
+        {"user", [&](Writer& w, const Value* current) {
+           const std::size_t colon = e.user->find(':');
+           const std::string uid = e.user->substr(0, colon);
+           const std::string gid = colon == std::string::npos ? "" : e.user->substr(colon + 1);
+           std::vector<Override> ids;
+           ids.push_back({"uid", [&](Writer& w2, const Value*) { w2.number_as_written(uid); }});
+           if (!gid.empty()) {
+             ids.push_back({"gid", [&](Writer& w2, const Value*) { w2.number_as_written(gid); }});
+           }
+           put_object_with(w, current, ids);
+         }});
   }
-  o.push_back({"execCPUAffinity",
-               [&](Writer& w, const Value*) { write_exec_cpu_affinity(w, affinity); }});
+  o.push_back(
+      {"execCPUAffinity", [&](Writer& w, const Value*) { write_exec_cpu_affinity(w, affinity); }});
   put_object_with(out, process, o);
   return out.take();
 }

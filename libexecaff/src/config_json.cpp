@@ -55,8 +55,7 @@ class AnnotationsValue : public Handler {
 // pre-flight reads it: anything else, of any type, is not such a mount.
 class MountsValue : public Handler {
  public:
-  explicit MountsValue(bool* proc_at_proc) noexcept
-      : proc_at_proc_(proc_at_proc), mount_(this) {}
+  explicit MountsValue(bool* proc_at_proc) noexcept : proc_at_proc_(proc_at_proc), mount_(this) {}
 
   void on_scalar(Reader& /*reader*/, const Scalar& /*value*/) override {}
   Handler* on_object(Reader& /*reader*/) override { return nullptr; }
@@ -151,10 +150,9 @@ class LinuxValue : public json::ObjectOf<2> {
 class ConfigValue : public json::ObjectOf<3> {
  public:
   explicit ConfigValue(ConfigDocument* target)
-      : ObjectOf({{{"process", &process_both_},
-                   {"annotations", &annotations_},
-                   {"linux", &linux_}}},
-                 Nulls::refused),
+      : ObjectOf(
+            {{{"process", &process_both_}, {"annotations", &annotations_}, {"linux", &linux_}}},
+            Nulls::refused),
         process_(&target->process, Nulls::absent, nullptr, true),
         process_as_written_(&target->process_as_written),
         process_both_(&process_, &process_as_written_, &tees_),

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <utility>
 
-
 namespace execaff {
 
 const char* to_string(RuntimeRules rules) noexcept {

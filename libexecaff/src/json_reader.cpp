@@ -285,8 +285,8 @@ void read(std::string_view text, Handler& root, std::string_view source,
   if (status != yajl_status_ok) {
     // What yajl_complete_parse finds wrong is at the end of the text; during
     // yajl_parse the count of bytes consumed is where it stopped.
-    throw malformed_json(handle.get(),
-                         at_end ? text.size() : yajl_get_bytes_consumed(handle.get()), source);
+    throw malformed_json(handle.get(), at_end ? text.size() : yajl_get_bytes_consumed(handle.get()),
+                         source);
   }
 }
 

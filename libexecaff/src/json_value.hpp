@@ -17,9 +17,10 @@ namespace execaff::json {
 
 struct Value {
   Kind kind = Kind::null;
-  std::string key;              // as a member of an object: its key, decoded
-  std::string text;             // a string's bytes, a number as written, "true"/"false"
-  std::vector<Value> children;  // an object's members (in order, duplicates kept) or an array's elements
+  std::string key;   // as a member of an object: its key, decoded
+  std::string text;  // a string's bytes, a number as written, "true"/"false"
+  std::vector<Value>
+      children;  // an object's members (in order, duplicates kept) or an array's elements
 };
 
 // Reads one value, whatever it is, into `*target`.  Never refuses.

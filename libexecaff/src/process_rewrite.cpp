@@ -46,7 +46,8 @@ std::optional<Edit> affinity_edit(const ProcessDocument& document,
     const bool others_follow = text[layout.first] != '}';
     if (others_follow) out.then(",");
     std::string inserted = out.take();
-    if (others_follow) inserted.append(text.substr(layout.open + 1, layout.first - layout.open - 1));
+    if (others_follow)
+      inserted.append(text.substr(layout.open + 1, layout.first - layout.open - 1));
     return Edit{layout.first, layout.first, std::move(inserted)};
   }
   if (!layout.affinity) return std::nullopt;

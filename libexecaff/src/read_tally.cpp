@@ -62,8 +62,7 @@ const Counts& json_documents_parsed() {
 }
 
 std::string summary() {
-  return "files read: " + listed(state().files) +
-         "; JSON parsed: " + listed(state().documents);
+  return "files read: " + listed(state().files) + "; JSON parsed: " + listed(state().documents);
 }
 
 }  // namespace execaff::tally

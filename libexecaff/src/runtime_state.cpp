@@ -28,9 +28,9 @@ bool exists(const std::string& path) {
 // member of another type than expected is as good as absent, and the first
 // of a duplicated one counts, as the tree reader that read these files did.
 struct StateMembers {
-  std::optional<long long> pid;         // runc: init_process_pid, crun: pid
-  std::vector<std::string> labels;      // runc: config.labels
-  std::optional<std::string> bundle;    // crun: bundle
+  std::optional<long long> pid;       // runc: init_process_pid, crun: pid
+  std::vector<std::string> labels;    // runc: config.labels
+  std::optional<std::string> bundle;  // crun: bundle
 };
 
 // A scalar member into a slot; containers are skipped.

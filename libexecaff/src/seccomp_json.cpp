@@ -34,8 +34,9 @@ class ArrayOf : public Handler {
 class ArgumentValue : public json::ObjectOf<4> {
  public:
   ArgumentValue(std::vector<SeccompArgument>* target, std::optional<Error>* problem)
-      : ObjectOf({{{"index", &index_}, {"op", &op_}, {"value", &value_}, {"valueTwo", &value_two_}}},
-                 Nulls::refused, problem),
+      : ObjectOf(
+            {{{"index", &index_}, {"op", &op_}, {"value", &value_}, {"valueTwo", &value_two_}}},
+            Nulls::refused, problem),
         target_(target),
         index_(&read_.index, problem),
         op_(&read_.op, Nulls::refused, problem),

@@ -95,8 +95,8 @@ class ProcessValue : public json::ObjectOf<6> {
 // A process file's reader: the layout is recorded; without
 // `judge_affinity` its execCPUAffinity is only located (it is being
 // replaced, not read).
-[[nodiscard]] ProcessDocument read_process_document(std::string_view text,
-                                                    std::string_view source, bool judge_affinity);
+[[nodiscard]] ProcessDocument read_process_document(std::string_view text, std::string_view source,
+                                                    bool judge_affinity);
 
 // linux.seccomp into `*target`: engaged unless absent or null, its
 // problems kept in the profile's own slot (seccomp_json.cpp).

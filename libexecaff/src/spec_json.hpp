@@ -82,10 +82,10 @@ struct MemberSpan {
   bool empty_array = false;  // an array value with no element
 };
 struct ProcessLayout {
-  std::size_t open = 0;   // the top-level '{'
-  std::size_t first = 0;  // the first byte after it that is not space: a key or '}'
-  std::size_t close = 0;  // the top-level '}'
-  std::vector<MemberSpan> members;  // in document order
+  std::size_t open = 0;                 // the top-level '{'
+  std::size_t first = 0;                // the first byte after it that is not space: a key or '}'
+  std::size_t close = 0;                // the top-level '}'
+  std::vector<MemberSpan> members;      // in document order
   std::optional<std::size_t> affinity;  // index into members of execCPUAffinity
   std::optional<std::size_t> args;      // and of args
 };

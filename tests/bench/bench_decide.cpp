@@ -14,8 +14,8 @@
 
 #include "cpu_set.hpp"
 #include "decide.hpp"
-#include "node_facts.hpp"
 #include "file_reader.hpp"
+#include "node_facts.hpp"
 #include "spec_json.hpp"
 
 namespace fs = std::filesystem;

@@ -172,9 +172,11 @@ TEST_F(ReadFile, TallyCountsEachPathWhenEnabled) {
   std::string out;
   (void)try_read_file(path, out, 100);
   (void)try_read_file(dir_ + "/absent", out, 100);
-  const tally::Counts expected = {{execaff::quoted(path), 2}, {execaff::quoted(dir_ + "/absent"), 1}};
+  const tally::Counts expected = {{execaff::quoted(path), 2},
+                                  {execaff::quoted(dir_ + "/absent"), 1}};
   EXPECT_EQ(tally::files_read(), expected);
-  EXPECT_NE(tally::summary().find(execaff::quoted(path) + " x2"), std::string::npos) << tally::summary();
+  EXPECT_NE(tally::summary().find(execaff::quoted(path) + " x2"), std::string::npos)
+      << tally::summary();
 }
 
 }  // namespace

@@ -52,7 +52,8 @@ struct Names {
   };
   class List : public json::Handler {
    public:
-    List(Entry* entry, std::optional<Error>* problem) : Handler("an array", problem), entry_(entry) {}
+    List(Entry* entry, std::optional<Error>* problem)
+        : Handler("an array", problem), entry_(entry) {}
     json::Handler* on_array(json::Reader& /*reader*/) override { return this; }
     json::Handler* on_element(json::Reader& /*reader*/) override { return entry_; }
 
@@ -96,8 +97,9 @@ TEST(JsonReader, ProblemSlotsKeepTheFirstProblemAndReadOn) {
             "test doc: list[1].name: expected a string, got a number 5");
   EXPECT_EQ(names.names, (std::vector<std::string>{"a", "a", "c", "c"}));
   // Syntax errors are never a value's problem: the document is refused.
-  EXPECT_NE(error_text([] { Names(true).read(R"({"list":[{"name":"a"})"); })
-                .find("malformed JSON near byte offset"),
+  EXPECT_NE(error_text([] {
+              Names(true).read(R"({"list":[{"name":"a"})");
+            }).find("malformed JSON near byte offset"),
             std::string::npos);
 }
 
@@ -114,10 +116,11 @@ TEST(JsonReader, OnePolicyForEveryDocument) {
   const std::string comment = R"({"list":[] /* c */})";
   EXPECT_NE(error_text([&] { Names(false).read(comment); }).find("comments are not enabled"),
             std::string::npos);
-  EXPECT_NE(error_text([] { (void)parse_node_config(R"({"debug": true // c
+  EXPECT_NE(error_text([] {
+              (void)parse_node_config(R"({"debug": true // c
 })",
-                                                    "shim config \"x\""); })
-                .find(R"(shim config "x": malformed JSON near byte offset)"),
+                                      "shim config \"x\"");
+            }).find(R"(shim config "x": malformed JSON near byte offset)"),
             std::string::npos);
   // yajl's white space, \v and \f included; an empty document named plainly.
   Names names(false);
@@ -163,8 +166,9 @@ TEST(JsonWriter, EscapesWhatJsonRequiresAndPassesBytesThrough) {
       .key("b")
       .boolean(false)
       .close_object();
-  EXPECT_EQ(out.text(), "{\"q\":\"a\\\"b\\\\c/d\",\"ctl\":\"\\n\\t\\u0001\x7f\",\"bytes\":\"\xff\xc3\xa9\","
-                        "\"none\":null,\"cpus\":\"1-3\",\"n\":-5,\"b\":false}");
+  EXPECT_EQ(out.text(),
+            "{\"q\":\"a\\\"b\\\\c/d\",\"ctl\":\"\\n\\t\\u0001\x7f\",\"bytes\":\"\xff\xc3\xa9\","
+            "\"none\":null,\"cpus\":\"1-3\",\"n\":-5,\"b\":false}");
 }
 
 TEST(JsonWriter, PiecesJoinedBySeparators) {
@@ -237,9 +241,10 @@ TEST(ConfigView, TheProcessObjectAsWrittenToo) {
   EXPECT_EQ(config.process.launch.checked().args, (std::vector<std::string>{"sh"}));
   json::Writer out;
   json::write_value(out, config.process_as_written);
-  EXPECT_EQ(out.text(), R"({"args":["sh"],"Args":["x"],"user":{"uid":0,"gid":18446744073709551616},)"
-                        R"("env":[],"execCPUAffinity":{"final":"1"},"n":null,"t":true,"e":")"
-                        "\xc3\xa9\"}");
+  EXPECT_EQ(out.text(),
+            R"({"args":["sh"],"Args":["x"],"user":{"uid":0,"gid":18446744073709551616},)"
+            R"("env":[],"execCPUAffinity":{"final":"1"},"n":null,"t":true,"e":")"
+            "\xc3\xa9\"}");
   EXPECT_EQ(parse_config_document("{}", "config").process_as_written.kind, json::Kind::null);
   // The typed view stays strict beside it.
   EXPECT_EQ(error_text([] {
@@ -249,16 +254,16 @@ TEST(ConfigView, TheProcessObjectAsWrittenToo) {
 }
 
 TEST(ConfigView, ProcMountIsFoundLeniently) {
-  EXPECT_TRUE(parse_config_document(
-                  R"({"mounts":[7,{"destination":1},{"type":"proc","destination":"/proc"}]})",
-                  "config")
-                  .mounts_proc);
-  EXPECT_FALSE(parse_config_document(R"({"mounts":[{"destination":"/proc","type":"tmpfs"}]})",
-                                     "config")
-                   .mounts_proc);
-  EXPECT_FALSE(parse_config_document(R"({"mounts":{"destination":"/proc","type":"proc"}})",
-                                     "config")
-                   .mounts_proc);
+  EXPECT_TRUE(
+      parse_config_document(
+          R"({"mounts":[7,{"destination":1},{"type":"proc","destination":"/proc"}]})", "config")
+          .mounts_proc);
+  EXPECT_FALSE(
+      parse_config_document(R"({"mounts":[{"destination":"/proc","type":"tmpfs"}]})", "config")
+          .mounts_proc);
+  EXPECT_FALSE(
+      parse_config_document(R"({"mounts":{"destination":"/proc","type":"proc"}})", "config")
+          .mounts_proc);
 }
 
 TEST(ConfigView, SeccompProfileAsWritten) {

@@ -487,8 +487,8 @@ TEST(CliProcess, RuncStartsFromConfigJsonsProcess) {
                    R"("execCPUAffinity":{"initial":"1","final":"1"}})");
   // --cap over a config.json without capabilities would crash runc: left.
   EXPECT_FALSE(execaff::shim::cli_process_json(
-      *e, runc, execaff::parse_config_document(R"({"process":{"args":["x"]}})", "config"), {one, one},
-      &why));
+      *e, runc, execaff::parse_config_document(R"({"process":{"args":["x"]}})", "config"),
+      {one, one}, &why));
 }
 
 TEST(CliProcess, CrunBuildsFromTheCommandLine) {
@@ -499,9 +499,9 @@ TEST(CliProcess, CrunBuildsFromTheCommandLine) {
     std::string why;
     const auto e = execaff::shim::read_cli_exec(line, crun, &why);
     ASSERT_TRUE(e) << why;
-    const auto json = execaff::shim::cli_process_json(
-        *e, crun, execaff::parse_config_document(config, "config"),
-        {std::nullopt, execaff::CpuSet::parse("1")}, &why);
+    const auto json =
+        execaff::shim::cli_process_json(*e, crun, execaff::parse_config_document(config, "config"),
+                                        {std::nullopt, execaff::CpuSet::parse("1")}, &why);
     ASSERT_TRUE(json) << why;
     const std::string envs =
         env == CrunEnv::replaced ? R"(["A=1"])" : R"(["PATH=/bin","HOME=/root","A=1"])";

@@ -518,9 +518,9 @@ TEST(ConfigDocument, NullsReadAsAbsent) {
   EXPECT_EQ(parse_config_document(R"({"linux":{"resources":null}})", kConfigSource).cpuset,
             std::nullopt);
   EXPECT_EQ(parse_config_document(R"({"linux":null})", kConfigSource).cpuset, std::nullopt);
-  EXPECT_EQ(
-      parse_config_document(R"({"process":{"execCPUAffinity":null}})", kConfigSource).process.affinity,
-      std::nullopt);
+  EXPECT_EQ(parse_config_document(R"({"process":{"execCPUAffinity":null}})", kConfigSource)
+                .process.affinity,
+            std::nullopt);
 }
 
 TEST(ConfigDocument, EmptyCpusIsNotSet) {
