@@ -66,6 +66,8 @@ class Handler {
   [[nodiscard]] std::optional<Error>* problem_slot() const noexcept { return problem_; }
 
  protected:
+  // For a handler whose slot lives in what it reads: set once that exists.
+  void keep_problems_in(std::optional<Error>* problem) noexcept { problem_ = problem; }
   // Throws `error`, or keeps it in the problem slot.
   void report(const Reader& reader, const Error& error) const;
   // report() of "expected <expected>, got <what>".

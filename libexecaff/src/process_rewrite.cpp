@@ -4,8 +4,8 @@
 // generator writes what goes in, and every other byte stays as it was — a
 // runtime that reads the file after us sees the caller's members exactly
 // as the caller wrote them, unknown ones included.
-#include <algorithm>
 #include <cerrno>
+#include <utility>
 
 #include "json_writer.hpp"
 #include "spec_handlers.hpp"
@@ -97,8 +97,7 @@ std::string rewritten_process(const ProcessDocument& document,
   if (!args_prefix.empty()) edits.push_back(args_edit(document, args_prefix));
   // The two never overlap: they are in different members, or at the first
   // key and inside a value.
-  std::sort(edits.begin(), edits.end(),
-            [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
+  if (edits.size() == 2 && edits[1].begin < edits[0].begin) std::swap(edits[0], edits[1]);
   const std::string_view text = document.text;
   std::string out;
   out.reserve(text.size() + 256);

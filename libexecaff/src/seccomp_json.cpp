@@ -107,13 +107,7 @@ class RuleValue : public json::ObjectOf<5> {
   ArrayOf args_;
 };
 
-// The profile being read, a base so that it exists before the handlers
-// that keep their problems in it.
-struct ProfileBeingRead {
-  SeccompProfile read_;
-};
-
-class ProfileValue : private ProfileBeingRead, public json::ObjectOf<5> {
+class ProfileValue : public json::ObjectOf<5> {
  public:
   explicit ProfileValue(std::optional<SeccompProfile>* target)
       : ObjectOf({{{"defaultAction", &default_action_},
@@ -121,14 +115,16 @@ class ProfileValue : private ProfileBeingRead, public json::ObjectOf<5> {
                    {"architectures", &architectures_},
                    {"flags", &flags_},
                    {"syscalls", &syscalls_}}},
-                 Nulls::absent, &read_.problem),
+                 Nulls::absent),
         target_(target),
         default_action_(&read_.default_action, Nulls::refused, &read_.problem),
         default_errno_ret_(&read_.default_errno_ret, &read_.problem),
         architectures_(&read_.architectures, &read_.problem),
         flags_(&read_.flags, &read_.problem),
         rule_(&read_.syscalls, &read_.problem),
-        syscalls_(&rule_, &read_.problem) {}
+        syscalls_(&rule_, &read_.problem) {
+    keep_problems_in(&read_.problem);
+  }
 
   // null is an absent profile; any other value that is not an object is a
   // profile that cannot be judged.
@@ -152,6 +148,7 @@ class ProfileValue : private ProfileBeingRead, public json::ObjectOf<5> {
 
  private:
   std::optional<SeccompProfile>* target_;
+  SeccompProfile read_;  // before the handlers that point into it
   json::StringValue default_action_;
   json::UnsignedValue default_errno_ret_;
   json::StringList architectures_;
