@@ -79,7 +79,6 @@ struct MemberSpan {
   std::size_t key_begin = 0;
   std::size_t value_begin = 0;
   std::size_t value_end = 0;
-  bool empty_array = false;  // an array value with no element
 };
 struct ProcessLayout {
   std::size_t open = 0;                 // the top-level '{'
