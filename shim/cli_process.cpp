@@ -373,7 +373,7 @@ std::optional<std::string> cli_process_json(const CliExec& exec, const CliRuntim
         set_why(why, "config.json's process.env is not an array of strings");
         return std::nullopt;
       }
-      merged.push_back(v.text);
+      merged.emplace_back(v.text);
     }
   }
   merged.insert(merged.end(), exec.env.begin(), exec.env.end());

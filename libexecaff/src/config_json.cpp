@@ -149,12 +149,12 @@ class LinuxValue : public json::ObjectOf<2> {
 // and as written.
 class ConfigValue : public json::ObjectOf<3> {
  public:
-  explicit ConfigValue(ConfigDocument* target)
+  ConfigValue(ConfigDocument* target, json::ValueText* text)
       : ObjectOf(
             {{{"process", &process_both_}, {"annotations", &annotations_}, {"linux", &linux_}}},
             Nulls::refused),
         process_(&target->process, Nulls::absent, nullptr, true),
-        process_as_written_(&target->process_as_written),
+        process_as_written_(&target->process_as_written, text),
         process_both_(&process_, &process_as_written_, &tees_),
         annotations_(&target->annotations),
         linux_(target),
@@ -181,8 +181,13 @@ class ConfigValue : public json::ObjectOf<3> {
 ConfigDocument parse_config_document(std::string_view text, std::string_view source) {
   ConfigDocument document;
   document.source = source;
-  spec::ConfigValue root(&document);
-  json::read(text, root, document.source);
+  // Read from a copy the document keeps: the process object as written
+  // points into it.
+  auto kept = std::make_shared<json::ValueText>();
+  kept->document.assign(text);
+  spec::ConfigValue root(&document, kept.get());
+  json::read(kept->document, root, document.source);
+  document.process_text = std::move(kept);
   return document;
 }
 

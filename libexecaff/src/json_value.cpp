@@ -20,8 +20,20 @@ Value& ValueReader::place(Kind kind) {
   return *value;
 }
 
+std::string_view ValueReader::kept(std::string_view bytes) {
+  const std::string& document = text_->document;
+  if (bytes.data() >= document.data() &&
+      bytes.data() + bytes.size() <= document.data() + document.size()) {
+    return bytes;
+  }
+  return text_->decoded.emplace_back(bytes);
+}
+
 void ValueReader::on_scalar(Reader& /*reader*/, const Scalar& value) {
-  place(value.kind).text.assign(value.text);
+  const std::string_view text = value.kind == Kind::string || value.kind == Kind::number
+                                    ? kept(value.text)
+                                    : value.text;  // "true", "false", "null": literals
+  place(value.kind).text = text;
 }
 
 Handler* ValueReader::on_object(Reader& /*reader*/) {
@@ -35,7 +47,7 @@ Handler* ValueReader::on_array(Reader& /*reader*/) {
 }
 
 Handler* ValueReader::on_member(Reader& /*reader*/, std::string_view key) {
-  key_.assign(key);
+  key_ = kept(key);
   return this;
 }
 

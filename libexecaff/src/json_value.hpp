@@ -8,6 +8,7 @@
 
 #include <deque>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "json_reader.hpp"
@@ -15,18 +16,28 @@
 
 namespace execaff::json {
 
+// The bytes a Value's views point into: the document's text (strings
+// without escapes and numbers are views into it, nothing copied) and the
+// strings yajl had to decode.  Shared, so that a document holding a Value
+// can be moved and copied while the views stay valid.
+struct ValueText {
+  std::string document;
+  std::deque<std::string> decoded;  // a deque: its strings never move
+};
+
 struct Value {
   Kind kind = Kind::null;
-  std::string key;   // as a member of an object: its key, decoded
-  std::string text;  // a string's bytes, a number as written, "true"/"false"
+  std::string_view key;   // as a member of an object: its key, decoded
+  std::string_view text;  // a string's bytes, a number as written, "true"/"false"
   std::vector<Value>
       children;  // an object's members (in order, duplicates kept) or an array's elements
 };
 
-// Reads one value, whatever it is, into `*target`.  Never refuses.
+// Reads one value, whatever it is, into `*target`, its strings as views
+// into `*text` (whose `document` is the text being read).  Never refuses.
 class ValueReader : public Handler {
  public:
-  explicit ValueReader(Value* target) noexcept : target_(target) {}
+  ValueReader(Value* target, ValueText* text) noexcept : target_(target), text_(text) {}
   void on_scalar(Reader& reader, const Scalar& value) override;
   Handler* on_object(Reader& reader) override;
   Handler* on_array(Reader& reader) override;
@@ -36,10 +47,14 @@ class ValueReader : public Handler {
 
  private:
   Value& place(Kind kind);
+  // `bytes` as a view that outlives the event: into the document when it
+  // is there, else into a decoded copy.
+  std::string_view kept(std::string_view bytes);
 
   Value* target_;
+  ValueText* text_;
   std::vector<Value*> open_;  // the containers being read, innermost last
-  std::string key_;
+  std::string_view key_;
 };
 
 // Both handlers get every event of one value; either may be nullptr (it

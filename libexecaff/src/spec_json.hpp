@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -135,8 +136,10 @@ struct ConfigDocument {
   std::optional<SeccompProfile> seccomp;
   bool mounts_proc = false;
   // The process object as written (null when absent): runc's CLI form of
-  // exec starts from a copy of it (shim/cli_process.hpp).
+  // exec starts from a copy of it (shim/cli_process.hpp).  Its strings are
+  // views into process_text, which the document shares with its copies.
   json::Value process_as_written;
+  std::shared_ptr<const json::ValueText> process_text;
 };
 
 // Parse a process document (the top level is the process object) read
