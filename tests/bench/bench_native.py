@@ -14,7 +14,11 @@ paired per-round difference to the bare runtime.  The shim reads a node
 config (housekeeping_cpus) on every call; its native answer is cached
 before timing (the cached hit is what every exec but the first pays).
 
-usage: bench_native.py [--runs N] [--rounds R] [--shim SHIM] RUNTIME...
+The cost in floors (issue 16 §4: native over runc 1.3.6 <= 1.15): the
+floor (tests/bench/exec_floor.c) only execs the runtime with the decided
+file, and floors = (native - bare) / (floor - bare), paired per round.
+
+usage: bench_native.py [--runs N] [--rounds R] [--shim SHIM] [--floor EXE] RUNTIME...
        (default: the peers of contrib/install-peers.sh that are installed)
 """
 import argparse
@@ -48,11 +52,18 @@ def paired(per_round, label, base="bare"):
     return statistics.median(s - b for s, b in zip(per_round[label], per_round[base]))
 
 
+def floors(per_round, label):
+    ratios = [(s - b) / (f - b) for s, b, f in
+              zip(per_round[label], per_round["bare"], per_round["floor"]) if f > b]
+    return statistics.median(ratios) if ratios else float("nan")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--shim", default=os.path.join(BUILD, "shim", "execaff-shim"))
+    ap.add_argument("--floor", default=os.path.join(BUILD, "tests", "bench", "exec_floor"))
     ap.add_argument("runtimes", nargs="*")
     args = ap.parse_args()
     fixture.require_root()
@@ -95,6 +106,8 @@ def main():
                 # the bare one too, so the differences stay the shim's.
                 named = [
                     ("bare", f"env EXECAFF_CONFIG={native_cfg} {rt} {tail.format(decided)}"),
+                    ("floor", f"env EXECAFF_CONFIG={native_cfg} EXECAFF_RUNTIME={rt} "
+                              f"{os.path.abspath(args.floor)} {tail.format(decided)}"),
                     ("native", f"env EXECAFF_CONFIG={native_cfg} {shim} {tail.format(plain)}"),
                     ("emulated", f"env EXECAFF_CONFIG={emulated_cfg} {shim} {tail.format(plain)}"),
                 ]
@@ -105,6 +118,8 @@ def main():
             rows.append({
                 "runtime": version, "median_ms": med,
                 "native_added_ms": paired(per_round, "native") * 1e3,
+                "native_floors": floors(per_round, "native"),
+                "emulated_floors": floors(per_round, "emulated"),
                 "emulated_added_ms": paired(per_round, "emulated") * 1e3,
                 "emulated_minus_native_ms": paired(per_round, "emulated", "native") * 1e3,
                 "version_probe_ms": statistics.median(version_probe["version"]) * 1e3,
@@ -116,13 +131,14 @@ def main():
           f"runs, rotated; load average {load}")
     print("| runtime | bare (decision in the file) | shim native | shim emulated "
           "| native added (paired) | emulated added (paired) | emulated − native (paired) "
-          "| `--version` |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| `--version` | native floors | emulated floors |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         m = r["median_ms"]
         print(f"| {r['runtime']} | {m['bare']:.2f} | {m['native']:.2f} | {m['emulated']:.2f} "
               f"| {r['native_added_ms']:+.2f} | {r['emulated_added_ms']:+.2f} "
-              f"| {r['emulated_minus_native_ms']:+.2f} | {r['version_probe_ms']:.2f} |")
+              f"| {r['emulated_minus_native_ms']:+.2f} | {r['version_probe_ms']:.2f} "
+              f"| **{r['native_floors']:.2f}** | {r['emulated_floors']:.2f} |")
 
 
 if __name__ == "__main__":
