@@ -37,8 +37,10 @@ constexpr const char* kAuditUsage =
     "default /run/runc and /run/crun) it lists the exec'd tasks of opted-in\n"
     "containers whose affinity is not the decision's final, every task allowed\n"
     "on an isolated CPU its container does not own, minimum-weight containers\n"
-    "whose pinned execs share CPUs, and IRQs and irqbalance settings that reach\n"
-    "isolated CPUs.  --root-fs DIR reads the node under DIR (fixture trees);\n"
+    "whose pinned execs share CPUs, IRQs and irqbalance settings that reach\n"
+    "isolated CPUs, and the processes that start execs (crio, conmon, containerd,\n"
+    "its shims, kubelet) allowed on a CPU a container holds exclusively, each\n"
+    "with its fix.  --root-fs DIR reads the node under DIR (fixture trees);\n"
     "--config names the node config (default DIR/etc/execaff/shim.json).\n"
     "Exit status: 0 clean, 1 findings, 2 error.\n";
 
@@ -77,6 +79,7 @@ std::string render_json(const AuditResult& r, const std::string& config_path) {
     out.member("runtime", c.runtime);
     out.key("init_pid").number(c.init_pid);
     out.member("cpuset", c.cpuset.format());
+    out.member("exclusive", c.exclusive.format());
     out.key("opted_in").boolean(c.opted_in);
     out.member_or_null("final", c.final);
     out.member("source", c.source);
@@ -104,6 +107,7 @@ std::string render_json(const AuditResult& r, const std::string& config_path) {
     out.member_or_null("affinity", f.affinity);
     out.member_or_null("expected", f.expected);
     out.member("detail", f.detail);
+    member_or_null(out, "fix", f.fix);
     out.close_object();
   }
   out.close_array();
@@ -123,6 +127,7 @@ std::string render_table(const AuditResult& r) {
       << (r.isolated.empty() ? "none" : r.isolated.format()) << "\n";
   for (const AuditedContainer& c : r.containers) {
     out << "  " << c.runtime << " " << c.id << ": cpuset " << c.cpuset.format() << ", "
+        << (c.exclusive.empty() ? "" : "exclusive " + c.exclusive.format() + ", ")
         << (c.opted_in ? "opted in (" + c.source + "), final " + list_or_dash(c.final)
                        : std::string("not opted in"))
         << ", " << c.processes << " processes (" << c.exec_processes << " exec'd)\n";
@@ -145,7 +150,7 @@ std::string render_table(const AuditResult& r) {
       out << std::left << std::setw(29) << to_string(f.kind) << std::setw(22) << container
           << std::setw(14) << who << std::setw(16) << (f.comm.empty() ? "-" : f.comm)
           << std::setw(12) << list_or_dash(f.affinity) << std::setw(12) << list_or_dash(f.expected)
-          << f.detail << "\n";
+          << f.detail << (f.fix.empty() ? "" : " (fix: " + f.fix + ")") << "\n";
     }
   }
   for (const std::string& e : r.errors) out << "error: " << e << "\n";
@@ -179,6 +184,9 @@ const char* metric_help(FindingKind kind) {
       return "IRQs whose smp_affinity_list includes an isolated CPU.";
     case FindingKind::irqbalance_unbanned_isolated:
       return "irqbalance files whose IRQBALANCE_BANNED_CPUS leaves isolated CPUs unbanned.";
+    case FindingKind::caller_on_exclusive_cpu:
+      return "Processes that start execs (crio, conmon, containerd, its shims, kubelet) allowed "
+             "on a CPU a container holds exclusively.";
   }
   return "";
 }

@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
+#include "audit_callers.hpp"
+#include "audit_processes.hpp"
 #include "decide.hpp"
 #include "error.hpp"
 #include "file_reader.hpp"
@@ -17,80 +20,6 @@
 
 namespace execaff::cli {
 namespace {
-
-// A task's view of itself, from /proc/<pid>/status and its task/ directory.
-struct Thread {
-  pid_t tid = 0;
-  CpuSet affinity;
-};
-
-struct Process {
-  pid_t pid = 0;
-  pid_t ppid = 0;
-  std::string comm;
-  std::string cgroup_dir;  // the directory of its cpuset cgroup file, "" when unknown
-  std::vector<Thread> threads;
-};
-
-std::optional<CpuSet> status_affinity(const std::string& status_path) {
-  const auto status = read_file_if_readable(status_path);
-  if (!status) return std::nullopt;
-  const auto list = status_field(*status, "Cpus_allowed_list");
-  if (!list) return std::nullopt;
-  try {
-    return CpuSet::parse(*list);
-  } catch (const Error& e) {
-    throw e.wrap(status_path + " Cpus_allowed_list");
-  }
-}
-
-std::string dir_of(const std::string& file) {
-  const auto slash = file.rfind('/');
-  return slash == std::string::npos ? "" : file.substr(0, slash);
-}
-
-bool within(const std::string& dir, const std::string& container_dir) {
-  return dir == container_dir || (dir.size() > container_dir.size() &&
-                                  dir.compare(0, container_dir.size(), container_dir) == 0 &&
-                                  dir[container_dir.size()] == '/');
-}
-
-// Every process on the node (every /proc/<pid>), its threads and cgroup.
-// Tasks that exit during the walk are left out.
-std::map<pid_t, Process> read_processes(const NodeFacts& node, const std::string& root_fs) {
-  std::map<pid_t, Process> processes;
-  const std::string proc = under_root(root_fs, "/proc");
-  for (const long pid : numeric_entries(proc)) {
-    const std::string base = proc + "/" + std::to_string(pid);
-    const auto status = read_file_if_readable(base + "/status");
-    if (!status) continue;
-    Process p;
-    p.pid = static_cast<pid_t>(pid);
-    if (const auto name = status_field(*status, "Name")) p.comm = *name;
-    if (const auto ppid = status_field(*status, "PPid")) {
-      p.ppid = static_cast<pid_t>(std::strtol(std::string(*ppid).c_str(), nullptr, 10));
-    }
-    try {
-      if (const auto cpuset = node.cgroup_cpuset_of_pid(p.pid)) p.cgroup_dir = dir_of(cpuset->file);
-    } catch (const Error&) {
-      continue;  // exited between the two reads
-    }
-    const std::vector<long> tids = numeric_entries(base + "/task");
-    if (tids.empty()) {
-      if (const auto affinity = status_affinity(base + "/status")) {
-        p.threads.push_back({p.pid, *affinity});
-      }
-    }
-    for (const long tid : tids) {
-      if (const auto affinity =
-              status_affinity(base + "/task/" + std::to_string(tid) + "/status")) {
-        p.threads.push_back({static_cast<pid_t>(tid), *affinity});
-      }
-    }
-    if (!p.threads.empty()) processes.emplace(p.pid, std::move(p));
-  }
-  return processes;
-}
 
 // One container as the audit works on it.
 struct Subject {
@@ -168,6 +97,7 @@ std::optional<Subject> read_subject(const NodeFacts& node, const AuditOptions& o
   }
   s.cpuset_file = cpuset->file;
   s.cgroup_dir = dir_of(cpuset->file);
+  s.info.cgroup_dir = s.cgroup_dir;
   s.info.cpuset = cpuset->cpus;
   read_cpu_weight(options.root_fs, state->init_pid, s.info);
 
@@ -337,12 +267,15 @@ const char* to_string(FindingKind kind) noexcept {
     case FindingKind::undecidable: return "undecidable";
     case FindingKind::irq_on_isolated: return "irq_on_isolated";
     case FindingKind::irqbalance_unbanned_isolated: return "irqbalance_unbanned_isolated";
+    case FindingKind::caller_on_exclusive_cpu: return "caller_on_exclusive_cpu";
   }
   return "?";
 }
 
 bool is_node_kind(FindingKind kind) noexcept {
-  return kind == FindingKind::irq_on_isolated || kind == FindingKind::irqbalance_unbanned_isolated;
+  return kind == FindingKind::irq_on_isolated ||
+         kind == FindingKind::irqbalance_unbanned_isolated ||
+         kind == FindingKind::caller_on_exclusive_cpu;
 }
 
 CpuSet parse_irqbalance_mask(std::string_view mask) {
@@ -450,6 +383,7 @@ AuditResult run_audit(const AuditOptions& options) {
   const std::map<pid_t, Process> processes = read_processes(node, options.root_fs);
   // A container in the host's own cgroup would claim every task.
   const auto host_init = processes.find(1);
+  std::set<pid_t> in_containers;
   for (Subject& s : subjects) {
     if (host_init != processes.end() && !host_init->second.cgroup_dir.empty() &&
         within(host_init->second.cgroup_dir, s.cgroup_dir) && s.info.init_pid != 1) {
@@ -462,6 +396,7 @@ AuditResult run_audit(const AuditOptions& options) {
     for (const auto& [pid, p] : processes) {
       if (p.cgroup_dir.empty() || !within(p.cgroup_dir, s.cgroup_dir)) continue;
       s.members.push_back(pid);
+      in_containers.insert(pid);
       if (is_exec_process(pid, s.info.init_pid, processes, s.cgroup_dir)) {
         s.exec_members.push_back(pid);
       }
@@ -470,18 +405,23 @@ AuditResult run_audit(const AuditOptions& options) {
     s.info.exec_processes = s.exec_members.size();
   }
 
-  check_tasks(subjects, processes, result.isolated, node.online_cpus(), findings);
+  const CpuSet online = node.online_cpus();
+  check_tasks(subjects, processes, result.isolated, online, findings);
   check_min_weight(subjects, findings);
   if (!result.isolated.empty()) {
     check_irqs(options.root_fs, result.isolated, findings);
     check_irqbalance(options.root_fs, result.isolated, findings);
   }
+  for (Subject& s : subjects) result.containers.push_back(std::move(s.info));
+  const auto housekeeping = options.node_config.housekeeping_cpus;
+  const auto exclusive = exclusive_cpus(result.containers, online, housekeeping);
+  for (std::size_t i = 0; i < exclusive.size(); ++i) result.containers[i].exclusive = exclusive[i];
+  check_callers(processes, in_containers, result.containers, online, housekeeping, findings);
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
     return std::tie(a.kind, a.state_root, a.container, a.pid, a.tid, a.irq) <
            std::tie(b.kind, b.state_root, b.container, b.pid, b.tid, b.irq);
   });
   result.findings = std::move(findings);
-  for (Subject& s : subjects) result.containers.push_back(std::move(s.info));
   return result;
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // `execaff audit`'s findings, gathered from the node as it is: the
 // containers under runc's and crun's state roots, every task in their
-// cgroups, the IRQs and irqbalance's banned CPUs.  Read-only — only files
+// cgroups, the processes that start execs, the IRQs and irqbalance's
+// banned CPUs.  Read-only — only files
 // are read, under a root directory so that tests run on fixture trees.
 // spec/audit.md defines each finding kind.
 #pragma once
@@ -25,11 +26,16 @@ enum class FindingKind {
   undecidable,                   // the container's decision is an error
   irq_on_isolated,               // an IRQ may fire on an isolated CPU
   irqbalance_unbanned_isolated,  // IRQBALANCE_BANNED_CPUS leaves isolated CPUs to irqbalance
+  caller_on_exclusive_cpu,       // crio, conmon, containerd(-shim), kubelet on a pinned pod's CPU
 };
 inline constexpr FindingKind kAllFindingKinds[] = {
-    FindingKind::escaped_exec,           FindingKind::isolated_cpu_intruder,
-    FindingKind::min_weight_pinned_exec, FindingKind::undecidable,
-    FindingKind::irq_on_isolated,        FindingKind::irqbalance_unbanned_isolated,
+    FindingKind::escaped_exec,
+    FindingKind::isolated_cpu_intruder,
+    FindingKind::min_weight_pinned_exec,
+    FindingKind::undecidable,
+    FindingKind::irq_on_isolated,
+    FindingKind::irqbalance_unbanned_isolated,
+    FindingKind::caller_on_exclusive_cpu,
 };
 [[nodiscard]] const char* to_string(FindingKind kind) noexcept;
 // Node findings are about no container.
@@ -46,6 +52,7 @@ struct Finding {
   std::optional<CpuSet> affinity;
   std::optional<CpuSet> expected;
   std::string detail;
+  std::string fix;  // what to change, "" when the kind names none
 };
 
 struct AuditedContainer {
@@ -61,6 +68,8 @@ struct AuditedContainer {
   std::size_t exec_processes = 0;  // processes not descended from init
   std::optional<unsigned long> cpu_weight;
   std::string cpu_weight_file;
+  std::string cgroup_dir;  // its cpuset cgroup's directory
+  CpuSet exclusive;        // the CPUs it holds exclusively (audit_callers.hpp)
 };
 
 struct AuditOptions {

@@ -12,8 +12,9 @@
   the pre-flight (null when not pinned; a profile forbidding
   sched_setaffinity blocks it, naming the fix);
 * `execaff audit --root-fs` on the fixture node tests/fixtures/nodes/audit-v2:
-  the table, --json, --prometheus (atomic, nothing left behind), exit
-  statuses 0, 1 and 2, and "read-only" in its help.
+  the table, --json (each caller finding's fix, null for the other kinds),
+  --prometheus (atomic, nothing left behind), exit statuses 0, 1 and 2,
+  and "read-only" in its help.
 
 usage: test_execaff_cli.py EXECAFF_BINARY
 """
@@ -214,11 +215,20 @@ def test_audit():
         kinds = sorted({f["kind"] for f in d.get("findings", [])})
         check(r.returncode == 1 and d.get("read_only") is True and kinds == sorted([
             "escaped_exec", "isolated_cpu_intruder", "min_weight_pinned_exec", "irq_on_isolated",
-            "irqbalance_unbanned_isolated"]), f"audit --json: every kind of the fixture ({kinds})")
+            "irqbalance_unbanned_isolated", "caller_on_exclusive_cpu"]),
+              f"audit --json: every kind of the fixture ({kinds})")
+        fixes = {f["comm"]: f["fix"] for f in d.get("findings", [])
+                 if f["kind"] == "caller_on_exclusive_cpu"}
+        check(sorted(fixes) == ["containerd", "containerd-shim", "crio"] and
+              'infra_ctr_cpuset = "0-1"' in fixes["crio"] and
+              all(f["fix"] is None for f in d.get("findings", [])
+                  if f["kind"] != "caller_on_exclusive_cpu"),
+              f"audit --json: each caller's fix, null for the other kinds ({fixes})")
         text = open(prom).read() if os.path.exists(prom) else ""
         check('execaff_audit_escaped_exec{container="guaranteed",root="/run/runc"} 2' in text and
               'execaff_audit_escaped_exec{container="burstable",root="/run/crun"} 0' in text and
               "\nexecaff_audit_irq_on_isolated 1\n" in text and
+              "\nexecaff_audit_caller_on_exclusive_cpu 3\n" in text and
               "# TYPE execaff_audit_escaped_exec gauge" in text,
               "audit --prometheus: one gauge per kind, labelled by container")
         check(sorted(os.listdir(tmp)) == ["execaff.prom"], "audit --prometheus: no temp file left")

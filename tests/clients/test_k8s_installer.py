@@ -34,7 +34,18 @@ Cases, for each shell:
   operator's, mode kept), restarts once, is idempotent, and restores the
   installed files when the restart fails;
 * bad usage (unknown option, missing source, --cri auto with no CRI) exits 2
-  and touches nothing.
+  and touches nothing;
+* the callers placed (issue 17 §4): with the config's housekeeping_cpus,
+  CRI-O's infra_ctr_cpuset drop-in (parsed with tomllib) and CPUAffinity=
+  drop-ins for crio.service and kubelet.service (a reset, then the CPUs),
+  the units restarted after a daemon-reload; a second run changes nothing;
+  --housekeeping overrides the config and changes only those files; on a
+  containerd node kubelet's reservedSystemCPUs (kubeadm's YAML, OpenShift's
+  JSON kubelet.conf) places containerd.service and kubelet.service and no
+  CRI-O file is written; a shim.json change restarts the CRI alone, without
+  a reload; a housekeeping list that is no CPU list is refused naming it
+  and its source, nothing touched; --housekeeping none and --uninstall
+  remove the placement.
 
 Exit codes: 0 pass, 1 fail, 77 skip (not root, busybox-static missing).
 """
@@ -57,6 +68,7 @@ DROPIN = os.path.join(SRC, "contrib", "crio", "99-execaff.conf")
 SNIPPET = os.path.join(SRC, "contrib", "containerd", "execaff-runtime.toml")
 CONTAINERD_CONFIG = os.path.join(SRC, "contrib", "containerd", "config.toml")
 CRI_KEY = "io.containerd.grpc.v1.cri"
+CRIO_CPUSET = "etc/crio/crio.conf.d/99-execaff-infra-cpuset.conf"
 
 
 def tree(root):
@@ -95,7 +107,7 @@ class Installer:
 
     def run(self, root, *extra, config=None, restart="ok", cri=None):
         open(self.restarts, "a").close()
-        cmd = 'echo "$$" >> %s' % self.restarts
+        cmd = 'echo "$EXECAFF_RESTART_UNITS|$EXECAFF_DAEMON_RELOAD" >> %s' % self.restarts
         if restart == "fail":
             cmd += "; exit 3"
         argv = [self.shell, INSTALLER, "--root", root, "--shim", self.shim,
@@ -105,11 +117,15 @@ class Installer:
             argv += ["--cri", cri]
         return fixture.run(argv + list(extra), env=self.env)
 
-    def restart_count(self):
+    def restart_log(self):
+        """One "UNITS|RELOAD" line per restart since the last call."""
         with open(self.restarts) as f:
-            n = len(f.read().split())
+            lines = f.read().splitlines()
         os.unlink(self.restarts)
-        return n
+        return lines
+
+    def restart_count(self):
+        return len(self.restart_log())
 
 
 def snippet_tables():
@@ -145,7 +161,8 @@ def check_shell(chk, label, inst, work):
             ok = ok and t.get(rel) == (stat.S_IFREG, mode, 0, f.read())
     chk.check(p + "CRI-O node: shim, shim.json and drop-in installed, root-owned, modes",
               ok, "%s\n%s" % (r, sorted(t)))
-    chk.eq(p + "CRI-O node: the CRI restarted once", inst.restart_count(), 1)
+    chk.eq(p + "CRI-O node: the CRI restarted once, no reload (no placement)", inst.restart_log(),
+           ["crio|false"])
 
     before = tree(root)
     r = inst.run(root)
@@ -162,7 +179,8 @@ def check_shell(chk, label, inst, work):
                      after[k][0] == stat.S_IFREG)
     chk.eq(p + "a changed shim.json: only that file changes", (r.returncode, changed),
            (0, ["etc/execaff/shim.json"]), r)
-    chk.eq(p + "a changed shim.json: one restart", inst.restart_count(), 1)
+    chk.eq(p + "a changed shim.json: one restart, of the CRI alone", inst.restart_log(),
+           ["crio|false"])
 
     # ConfigMap style: ..data/shim.json behind a symlink (the link is 0777)
     cm = os.path.join(work, label + "-configmap")
@@ -302,6 +320,8 @@ def check_shell(chk, label, inst, work):
               "%s\n%s" % (r, node_files(root)))
     inst.restart_count()
 
+    check_placement(chk, p, inst, work, fresh)
+
     # --- bad usage
     root = fresh("etc/crio")
     before = content(root)
@@ -315,6 +335,112 @@ def check_shell(chk, label, inst, work):
     chk.check(p + "--cri auto on a node with neither CRI: exit 2, says so",
               r.returncode == 2 and "neither" in r.stderr and os.listdir(empty) == [], r)
     inst.restart_count()
+
+
+def unit_dropin(root, unit):
+    return os.path.join(root, "etc/systemd/system/%s.service.d/99-execaff-cpu-affinity.conf" % unit)
+
+
+def cpu_affinity(path):
+    """The [Service] CPUAffinity= assignments of a unit drop-in, in order."""
+    try:
+        with open(path) as f:
+            lines = [ln.strip() for ln in f if not ln.startswith("#")]
+    except OSError as e:
+        return repr(e)
+    if "[Service]" not in lines:
+        return "no [Service] in %s" % lines
+    return [ln.split("=", 1)[1] for ln in lines[lines.index("[Service]"):]
+            if ln.startswith("CPUAffinity=")]
+
+
+def infra_ctr_cpuset(root):
+    try:
+        with open(os.path.join(root, CRIO_CPUSET), "rb") as f:
+            return tomllib.load(f)["crio"]["runtime"]["infra_ctr_cpuset"]
+    except (OSError, tomllib.TOMLDecodeError, KeyError) as e:
+        return repr(e)
+
+
+def placement(root):
+    return (infra_ctr_cpuset(root) if os.path.lexists(os.path.join(root, CRIO_CPUSET)) else None,
+            {u: cpu_affinity(unit_dropin(root, u)) for u in ("crio", "containerd", "kubelet")
+             if os.path.lexists(unit_dropin(root, u))})
+
+
+def check_placement(chk, p, inst, work, fresh):
+    """The callers placed on the housekeeping CPUs (install-node.sh's header)."""
+    label = p.rstrip(": ")
+    cfg = shimlib.write_config(os.path.join(work, label + "-hk.json"),
+                               {"runtime": "/usr/bin/runc", "housekeeping_cpus": "0-1"}, mode=0o644)
+    root = fresh("etc/crio")
+    r = inst.run(root, config=cfg)
+    chk.eq(p + "placement (CRI-O, the config's housekeeping_cpus): infra_ctr_cpuset and "
+           "CPUAffinity= for crio and kubelet",
+           (r.returncode, placement(root)),
+           (0, ("0-1", {"crio": ["", "0-1"], "kubelet": ["", "0-1"]})), r)
+    chk.contains(p + "placement: says where the CPUs came from", r.stdout,
+                 'housekeeping CPUs 0-1 (from "housekeeping_cpus" of %s)' % cfg, r)
+    chk.eq(p + "placement: crio and kubelet restarted once, after a daemon-reload",
+           inst.restart_log(), ["crio kubelet|true"])
+    before = tree(root)
+    r = inst.run(root, config=cfg)
+    chk.check(p + "placement second run: nothing to do, no restart",
+              r.returncode == 0 and tree(root) == before and inst.restart_count() == 0, r)
+
+    before = content(root)
+    r = inst.run(root, "--housekeeping", "2-3,5", config=cfg)
+    after = content(root)
+    chk.eq(p + "--housekeeping overrides the config; only the placement files change",
+           (r.returncode, placement(root),
+            sorted(k for k in after if after[k] != before.get(k) and after[k][0] == stat.S_IFREG)),
+           (0, ("2-3,5", {"crio": ["", "2-3,5"], "kubelet": ["", "2-3,5"]}),
+            sorted([CRIO_CPUSET, os.path.relpath(unit_dropin(root, "crio"), root),
+                    os.path.relpath(unit_dropin(root, "kubelet"), root)])), r)
+    inst.restart_count()
+
+    before = content(root)
+    for bad, source in ((("--housekeeping", "0-x"), "--housekeeping"),
+                        ((), '"housekeeping_cpus" of')):
+        c = cfg if bad else shimlib.write_config(
+            os.path.join(work, label + "-hk-bad.json"),
+            '{"runtime": "/usr/bin/runc", "housekeeping_cpus": "zero"}', mode=0o644)
+        r = inst.run(root, *bad, config=c)
+        chk.check(p + "housekeeping that is no CPU list (%s): exit 2, named with its source, "
+                  "nothing touched" % source,
+                  r.returncode == 2 and source in r.stderr and "not a CPU list" in r.stderr and
+                  content(root) == before and inst.restart_count() == 0, r)
+
+    r = inst.run(root, "--housekeeping", "none", config=cfg)
+    chk.eq(p + "--housekeeping none: the placement removed, crio and kubelet restarted",
+           (r.returncode, placement(root), inst.restart_log()),
+           (0, (None, {}), ["crio kubelet|true"]), r)
+
+    # kubelet's reservedSystemCPUs, kubeadm's YAML and OpenShift's JSON, on containerd nodes
+    for rel, text in (("var/lib/kubelet/config.yaml",
+                       "kind: KubeletConfiguration\n# reservedSystemCPUs: 7\n"
+                       "reservedSystemCPUs: 0,4\ncpuManagerPolicy: static\n"),
+                      ("etc/kubernetes/kubelet.conf",
+                       '{\n  "kind": "KubeletConfiguration",\n  "reservedSystemCPUs": "0,4",\n'
+                       '  "cpuManagerPolicy": "static"\n}\n')):
+        root = fresh("etc/containerd", os.path.dirname(rel))
+        with open(os.path.join(root, rel), "w") as f:
+            f.write(text)
+        r = inst.run(root)
+        chk.eq(p + "containerd node, kubelet's reservedSystemCPUs in %s: containerd.service and "
+               "kubelet.service placed, no CRI-O file" % rel,
+               (r.returncode, placement(root), inst.restart_log()),
+               (0, (None, {"containerd": ["", "0,4"], "kubelet": ["", "0,4"]}),
+                ["containerd kubelet|true"]), r)
+
+    root = fresh("etc/crio")
+    before = node_files(root)
+    inst.run(root, config=cfg)
+    inst.restart_count()
+    r = inst.run(root, "--uninstall")
+    chk.eq(p + "--uninstall removes the placement with the rest; crio and kubelet restarted",
+           (r.returncode, node_files(root) == before, inst.restart_log()),
+           (0, True, ["crio kubelet|true"]), r)
 
 
 def main():

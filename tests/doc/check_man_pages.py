@@ -9,6 +9,7 @@
   lists; the ENVIRONMENT variables exactly those the shim reads (getenv);
 * execaff(1): the flags (lines "*--flag*") are exactly the long options of
   cli/*.cpp (their option tables and the dispatcher's --version/--help);
+  the FINDINGS exactly the finding kinds cli/audit_scan.cpp names;
 * libexecaff(3): the functions are exactly those execaff.h declares and the
   built libexecaff.so exports (libexecaff.map admits each), the constants
   exactly the header's.
@@ -94,6 +95,10 @@ def main():
         code |= {"--" + n for n in re.findall(r'\{"([a-z-]+)", (?:required|no)_argument', text)}
         code |= set(re.findall(r'command == "(--[a-z-]+)"', text))
     same(documented, code, "execaff(1) flags = cli/'s options")
+    documented = set(re.findall(r"^\*([a-z_]+)\*$", section(cli, "FINDINGS"), re.M))
+    code = set(re.findall(r'case FindingKind::[a-z_]+: return "([a-z_]+)";',
+                          read(src, "cli", "audit_scan.cpp")))
+    same(documented, code, "execaff(1) findings = cli/audit_scan.cpp's finding kinds")
 
     lib = read(doc, "libexecaff.3.scd")
     header = read(src, "libexecaff", "include", "execaff", "execaff.h")

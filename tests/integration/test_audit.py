@@ -20,12 +20,25 @@ Per runtime, two busybox containers with cpuset "0-1" and the annotation
 
 Also: --prometheus writes the gauges atomically (no temp file left), the
 counts per container are right, and the exit status is 1 with findings.
+
+The callers (caller_on_exclusive_cpu): a container pinned to the last CPU
+X (exclusive: no other audited container holds it), and real processes
+named as the callers — copies of sleep named crio, conmon, containerd,
+containerd-shim-runc-v2 (comm "containerd-shim") and kubelet, plus one
+named sleeper — each given an affinity with sched_setaffinity.  crio on
+{H, X}, the shim on {X} and conmon on every CPU must be reported, each
+with the affinity the kernel gives it and its own fix (CRI-O's
+infra_ctr_cpuset, containerd's CPUAffinity= for its shim, CRI-O's for
+conmon); containerd and kubelet on {H} and the sleeper on {H, X} must not.
+crio moved to {H} is no longer reported; with housekeeping_cpus H in the
+node config each fix names H.
 Exit codes: 0 pass, 1 fail, 77 skip.
 Usage: test_audit.py [runtime ...]   (default: runc crun)
 """
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -154,8 +167,91 @@ def run_for(name, path, cli, shim, checks, work):
                 child.wait()
 
 
+CALLERS = ("crio", "conmon", "containerd", "containerd-shim-runc-v2", "kubelet", "sleeper")
+
+
+def caller_findings(doc, pids):
+    """{comm: (affinity, expected, fix)} of the caller findings about `pids`."""
+    return {f["comm"]: (f["affinity"], f["expected"], f["fix"])
+            for f in doc.get("findings", [])
+            if f["kind"] == "caller_on_exclusive_cpu" and f["pid"] in pids}
+
+
+def check_callers(name, path, cli, checks, work):
+    """A container on CPU X and processes named as the callers around it."""
+    allowed = sorted(os.sched_getaffinity(0))
+    h, x = allowed[0], allowed[-1]
+    with open("/sys/devices/system/cpu/online") as f:
+        shared = shimlib.parse_cpus(f.read()) - {x}
+    bindir = os.path.join(work, "callers")
+    os.mkdir(bindir)
+    procs = {}
+    with fixture.Container(path, cpus=str(x)) as pinned:
+        try:
+            for comm in CALLERS:
+                exe = os.path.join(bindir, comm)
+                shutil.copy("/bin/sleep", exe)
+                procs[comm] = background_exec([exe, "300"], None)
+            cpus = {"crio": {h, x}, "conmon": set(allowed), "containerd": {h},
+                    "containerd-shim-runc-v2": {x}, "kubelet": {h}, "sleeper": {h, x}}
+            for comm, p in procs.items():
+                os.sched_setaffinity(p.pid, cpus[comm])
+            pids = {p.pid for p in procs.values()}
+            config = shimlib.write_config(os.path.join(work, "callers.json"), {})
+            r = audit(cli, [pinned.root], config, "--json")
+            doc = json.loads(r.stdout) if r.stdout else {}
+            checks.eq("%s callers: exit 1" % name, r.returncode, 1, r)
+            exclusive = {c["id"]: c["exclusive"] for c in doc.get("containers", [])}
+            checks.eq("%s callers: the container on CPU %d holds it exclusively" % (name, x),
+                      exclusive, {pinned.id: str(x)}, r.stdout)
+            got = caller_findings(doc, pids)
+            fmt = shimlib.format_cpus
+            checks.eq("%s callers: crio, conmon and the shim reported, with their CPUs" % name,
+                      {c: a for c, (a, _, _) in got.items()},
+                      {"crio": fmt({h, x}), "conmon": fmt(allowed), "containerd-shim": str(x)},
+                      r.stdout)
+            checks.eq("%s callers: expected is every online CPU but %d" % (name, x),
+                      sorted({e for _, e, _ in got.values()}), [fmt(shared)], r.stdout)
+            fixes = {c: fix or "" for c, (_, _, fix) in got.items()}
+            want = {"crio": 'infra_ctr_cpuset = "%s" in [crio.runtime]' % fmt(shared),
+                    "conmon": "fix its parent: conmon runs where CRI-O starts it: "
+                              'infra_ctr_cpuset = "%s"' % fmt(shared),
+                    "containerd-shim": "fix its parent: a shim inherits containerd's CPUs: "
+                                       "CPUAffinity=%s in [Service] of a containerd.service "
+                                       "drop-in" % fmt(shared)}
+            for comm, text in want.items():
+                checks.contains("%s callers: %s's fix" % (name, comm), fixes.get(comm, ""), text,
+                                r.stdout)
+
+            os.sched_setaffinity(procs["crio"].pid, {h})
+            config = shimlib.write_config(os.path.join(work, "callers-h.json"),
+                                          {"housekeeping_cpus": str(h)})
+            r = audit(cli, [pinned.root], config, "--json")
+            doc = json.loads(r.stdout) if r.stdout else {}
+            got = caller_findings(doc, pids)
+            checks.eq("%s callers: crio moved to %d is no longer reported" % (name, h),
+                      sorted(got), ["conmon", "containerd-shim"], r.stdout)
+            checks.check("%s callers: with housekeeping_cpus %d every fix names it" % (name, h),
+                         bool(got) and all(
+                             e == str(h) and ("CPUAffinity=%d " % h in fix or
+                                              'infra_ctr_cpuset = "%d"' % h in fix)
+                             for _, e, fix in got.values()), r.stdout)
+            r = audit(cli, [pinned.root], config)
+            checks.contains("%s callers: the table gives the fix" % name, r.stdout,
+                            "(fix: fix its parent: a shim inherits containerd's CPUs", r)
+        finally:
+            for p in procs.values():
+                p.kill()
+                p.wait()
+
+
+def run_for_with_callers(name, path, cli, shim, checks, work):
+    run_for(name, path, cli, shim, checks, work)
+    check_callers(name, path, cli, checks, work)
+
+
 def main():
-    return shimlib.run_per_runtime(run_for, "execaff-audit-")
+    return shimlib.run_per_runtime(run_for_with_callers, "execaff-audit-")
 
 
 if __name__ == "__main__":

@@ -9,9 +9,10 @@
 #include <tuple>
 #include <vector>
 
+#include "audit_callers.hpp"
 #include "audit_scan.hpp"
-#include "error.hpp"
 #include "command_options.hpp"
+#include "error.hpp"
 
 namespace {
 
@@ -55,10 +56,18 @@ TEST(Audit, FindsEachKindOnTheFixtureNode) {
       {"escaped_exec", "guaranteed", 120, 122, "3"},
       // besteffort spans every online CPU: it owns no isolated one.
       {"isolated_cpu_intruder", "besteffort", 200, 200, "0-3"},
+      // a containerd inside burstable (0-1) allowed on 2-3.
+      {"isolated_cpu_intruder", "burstable", 320, 320, "0-3"},
       // weight 1, opted in with final 0, which burstable (0-1) also runs on.
       {"min_weight_pinned_exec", "besteffort", 200, 0, "0"},
       {"irq_on_isolated", "", 0, 0, "0-3"},  // irq 24; 0 and 25 stay on 0-1
       {"irqbalance_unbanned_isolated", "", 0, 0, "2"},
+      // the callers that may run on guaranteed's 2-3: a shim on 3, crio
+      // (thread 71 on 0-3), containerd on 0-2.  conmon 60, the shim 50 and
+      // kubelet 80 stay on 0-1; 95 is no caller; 320 is burstable's.
+      {"caller_on_exclusive_cpu", "", 52, 0, "3"},
+      {"caller_on_exclusive_cpu", "", 70, 0, "0-3"},
+      {"caller_on_exclusive_cpu", "", 90, 0, "0-2"},
   };
   EXPECT_EQ(rows(r), want);
   ASSERT_EQ(r.containers.size(), 3u);
@@ -70,6 +79,127 @@ TEST(Audit, FindsEachKindOnTheFixtureNode) {
   EXPECT_FALSE(r.containers[2].opted_in);
   ASSERT_EQ(r.skipped.size(), 1u);
   EXPECT_NE(r.skipped[0].find("/run/crun/stopped"), std::string::npos);
+}
+
+std::vector<execaff::cli::Finding> caller_findings(const execaff::cli::AuditResult& r) {
+  std::vector<execaff::cli::Finding> out;
+  for (const auto& f : r.findings) {
+    if (f.kind == FindingKind::caller_on_exclusive_cpu) out.push_back(f);
+  }
+  return out;
+}
+
+TEST(AuditCallers, EachNamesTheContainerItsCpusAndTheFixForThatCaller) {
+  const auto r = run_audit(audit_v2());
+  ASSERT_EQ(r.containers.size(), 3u);
+  EXPECT_EQ(r.containers[0].exclusive, CpuSet::parse("2-3"));  // guaranteed
+  EXPECT_TRUE(r.containers[1].exclusive.empty());              // besteffort: every online CPU
+  EXPECT_TRUE(r.containers[2].exclusive.empty());              // burstable: its QoS cgroup, and 0-1
+  const auto found = caller_findings(r);
+  ASSERT_EQ(found.size(), 3u);
+  const struct {
+    std::string comm, covered, fix;
+  } want[] = {
+      {"containerd-shim", "3 (container \"guaranteed\" in /run/runc)",
+       "fix its parent: a shim inherits containerd's CPUs: CPUAffinity=0-1 in [Service] of a "
+       "containerd.service drop-in"},
+      {"crio", "2-3 (container \"guaranteed\" in /run/runc)",
+       "infra_ctr_cpuset = \"0-1\" in [crio.runtime]"},
+      {"containerd", "2 (container \"guaranteed\" in /run/runc)",
+       "CPUAffinity=0-1 in [Service] of a containerd.service drop-in"},
+  };
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    EXPECT_EQ(found[i].comm, want[i].comm);
+    EXPECT_EQ(found[i].container, "");
+    EXPECT_EQ(found[i].expected, CpuSet::parse("0-1"));  // the node config's housekeeping
+    EXPECT_NE(found[i].detail.find("may run on CPU " + want[i].covered), std::string::npos)
+        << found[i].detail;
+    EXPECT_EQ(found[i].fix.rfind(want[i].fix, 0), 0u) << found[i].fix;
+  }
+  EXPECT_NE(found[1].fix.find("CPUAffinity=0-1 in [Service] of a crio.service drop-in"),
+            std::string::npos)
+      << found[1].fix;
+}
+
+TEST(AuditCallers, WithoutHousekeepingTheFixNamesTheCpusNoContainerHolds) {
+  AuditOptions options = audit_v2();
+  options.node_config.housekeeping_cpus.reset();
+  const auto found = caller_findings(run_audit(options));
+  ASSERT_EQ(found.size(), 3u);  // burstable's 0-1 is still the shared pool: its QoS cgroup
+  for (const auto& f : found) {
+    EXPECT_EQ(f.expected, CpuSet::parse("0-1")) << f.pid;  // online 0-3 less guaranteed's 2-3
+    EXPECT_NE(f.fix.find("0-1"), std::string::npos) << f.fix;
+  }
+}
+
+TEST(AuditCallers, HousekeepingCpusAreNeverHeldExclusively) {
+  AuditOptions options = audit_v2();
+  // guaranteed's cpuset 2-3 now holds a housekeeping CPU: it is no pinned pod.
+  options.node_config.housekeeping_cpus = CpuSet::parse("1-2");
+  const auto r = run_audit(options);
+  EXPECT_TRUE(caller_findings(r).empty());
+  EXPECT_TRUE(r.containers[0].exclusive.empty());
+}
+
+execaff::cli::AuditedContainer placed(const std::string& id, const char* cpus,
+                                      const std::string& cgroup = "/sys/fs/cgroup/x") {
+  execaff::cli::AuditedContainer c;
+  c.id = id;
+  c.cpuset = CpuSet::parse(cpus);
+  c.cgroup_dir = cgroup + "/" + id;
+  return c;
+}
+
+TEST(AuditCallers, ExclusiveCpus) {
+  using execaff::cli::exclusive_cpus;
+  const CpuSet online = CpuSet::parse("0-2047");
+  const auto formatted = [](const std::vector<CpuSet>& sets) {
+    std::vector<std::string> out;
+    for (const auto& s : sets) out.push_back(s.format());
+    return out;
+  };
+  // Two containers of one cpuset share it; a sandbox on every CPU counts as none.
+  EXPECT_EQ(formatted(exclusive_cpus({placed("a", "4-5"), placed("b", "4-5"),
+                                      placed("pause", "0-2047"), placed("g", "6,1030-1031")},
+                                     online, std::nullopt)),
+            (std::vector<std::string>{"", "", "", "6,1030-1031"}));
+  // What another container also holds is taken out; the rest stays exclusive.
+  EXPECT_EQ(formatted(exclusive_cpus({placed("g", "2-5"), placed("shared", "0-3")}, online,
+                                     std::nullopt)),
+            (std::vector<std::string>{"4-5", "0-1"}));
+  // ... unless the other is kubelet's shared pool, known by its QoS cgroup
+  // or by the housekeeping CPUs it holds.
+  EXPECT_EQ(formatted(exclusive_cpus(
+                {placed("g", "2-5"), placed("b", "0-3", "/sys/fs/cgroup/kubepods/burstable/pod1")},
+                online, std::nullopt)),
+            (std::vector<std::string>{"4-5", ""}));
+  EXPECT_EQ(formatted(exclusive_cpus(
+                {placed("g", "2-5"),
+                 placed("e", "0-1", "/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice")},
+                online, std::nullopt)),
+            (std::vector<std::string>{"2-5", ""}));
+  EXPECT_EQ(formatted(exclusive_cpus({placed("g", "2-5"), placed("shared", "0-1")}, online,
+                                     CpuSet::parse("0"))),
+            (std::vector<std::string>{"2-5", ""}));
+}
+
+TEST(AuditCallers, CallerNamedByComm) {
+  using execaff::cli::Caller;
+  using execaff::cli::caller_named;
+  EXPECT_EQ(caller_named("crio"), Caller::crio);
+  EXPECT_EQ(caller_named("conmon"), Caller::conmon);
+  EXPECT_EQ(caller_named("containerd"), Caller::containerd);
+  EXPECT_EQ(caller_named("containerd-shim"), Caller::containerd_shim);  // -runc-v2, cut at 15
+  EXPECT_EQ(caller_named("containerd-shim-runc-v1"), Caller::containerd_shim);
+  EXPECT_EQ(caller_named("kubelet"), Caller::kubelet);
+  for (const char* other : {"", "crio-x", "runc", "containerd-", "kubelet2", "dockerd", "Crio"}) {
+    EXPECT_FALSE(caller_named(other)) << other;
+  }
+}
+
+TEST(AuditCallers, FixWithoutKnownCpusSaysWhichCpusToUse) {
+  const std::string fix = execaff::cli::caller_fix(execaff::cli::Caller::kubelet, CpuSet());
+  EXPECT_NE(fix.find("CPUAffinity=<the node's housekeeping CPUs"), std::string::npos) << fix;
 }
 
 TEST(Audit, HandlerDefaultOptsInPodsWithoutTheAnnotation) {
