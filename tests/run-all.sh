@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The whole test suite, as CI runs it (README's second command): installs
 # what it needs (contrib/setup-debian.sh, contrib/install-peers.sh), then
-# runs two lanes side by side, which share no state:
+# runs three lanes side by side, which share no state:
 #   runtimes    build/ (g++): unit, C ABI, real-runtime integration and
-#               clients (the forked crun and CRI-O are built first:
-#               EXECAFF_CRUN_FORK, EXECAFF_CRIO_DIR), OCI conformance
-#               (runtime-tools, built from ../shared/third_party:
-#               EXECAFF_RTOOLS_DIR), then contrib/crun/ci.sh
-#               (the forked crun, crun's own tests, exec affinity)
+#               clients (the forked crun is built first: EXECAFF_CRUN_FORK);
+#               then, once third-party is done, the live CRI-O tests
+#               (EXECAFF_CRIO_DIR) and OCI conformance (EXECAFF_RTOOLS_DIR),
+#               then contrib/crun/ci.sh (the forked crun, crun's own
+#               tests, exec affinity)
+#   third-party CRI-O 1.34.11 and runtime-tools from ../shared/third_party
+#               (Go builds, cached under /var/tmp by the tarball's hash),
+#               while the runtimes lane compiles and tests
 #   sanitizers  build-asan/ (g++, ASan+UBSan): unit and C ABI;
 #               build-fuzz/ (clang, libFuzzer+ASan+UBSan): bounded fuzz
 #               runs, unit, C ABI
@@ -80,24 +83,36 @@ build_crun_fork() {
 crun_log=$(mktemp)
 trap 'rm -f "$steps_file" "$crun_log"' EXIT
 
-# CRI-O 1.34.11 from ../shared/third_party/, for tests/clients/test_crio_live.py
-# (which skips without it): built once per machine, kept under /var/tmp by
-# the tarball's hash.  The tests find it through EXECAFF_CRIO_DIR.
-crio_env=()
+# The third-party lane's builds, from ../shared/third_party/, each built once
+# per machine and tarball (a cache under /var/tmp keyed by the tarball's
+# hash): CRI-O 1.34.11 for tests/clients/test_crio_live.py and
+# runtime-tools' validation suite for tests/conformance, which find them
+# through EXECAFF_CRIO_DIR and EXECAFF_RTOOLS_DIR (and skip without).
+# Lanes are subshells: each build leaves "NAME=DIR" in $third_party_dir, and
+# the lane a file "done" when it has finished, built or not.
+third_party_dir=$(mktemp -d)
+trap 'rm -rf "$steps_file" "$crun_log" "$third_party_dir"' EXIT
 build_crio() {
   local dir
   dir=$(tests/clients/build-crio.sh) || return 1
-  crio_env=("EXECAFF_CRIO_DIR=$dir")
+  echo "EXECAFF_CRIO_DIR=$dir" >"$third_party_dir/crio"
 }
-
-# OCI runtime-tools' validation suite for tests/conformance, from
-# ../shared/third_party/: built once per machine and tarball (a cache under
-# /var/tmp keyed by the tarball's hash), passed to the tests by its path.
-rtools_env=()
 build_runtime_tools() {
   local dir
   dir=$(tests/conformance/build-runtime-tools.sh) || return 1
-  rtools_env=("EXECAFF_RTOOLS_DIR=$dir")
+  echo "EXECAFF_RTOOLS_DIR=$dir" >"$third_party_dir/rtools"
+}
+third_party_env() {  # third_party_env crio|rtools: its NAME=DIR, or nothing
+  [ -s "$third_party_dir/$1" ] && cat "$third_party_dir/$1"
+}
+lane_third_party() {
+  lane=third-party
+  step crio-build build_crio
+  step rtools-build build_runtime_tools
+  touch "$third_party_dir/done"
+}
+wait_third_party() {
+  while [ ! -e "$third_party_dir/done" ]; do sleep 2; done
 }
 
 lane_runtimes() {
@@ -106,18 +121,21 @@ lane_runtimes() {
   step build-compile ninja -C build
   [ -x contrib/crun/build-crun.sh ] && step crun-fork-build build_crun_fork
   [ -x "$crun_work/patched/crun" ] && crun_fork_env=("EXECAFF_CRUN_FORK=$crun_work/patched/crun")
-  step crio-build build_crio
-  step rtools-build build_runtime_tools
-  step tests env "${crun_fork_env[@]}" "${crio_env[@]}" meson test -C build \
+  step tests env "${crun_fork_env[@]}" meson test -C build \
     --print-errorlogs --num-processes 2 --no-suite proof --no-suite conformance \
-    --no-suite conformance-peers
+    --no-suite conformance-peers --no-suite crio
+  step wait-third-party wait_third_party
+  local crio_env rtools_env
+  crio_env=$(third_party_env crio) rtools_env=$(third_party_env rtools)
+  step crio-live env ${crio_env:+"$crio_env"} meson test -C build \
+    --print-errorlogs --suite crio --logbase crio-testlog
   # The conformance suite as a step of its own, so that its time shows: all
   # of runtime-tools' programs, bare and through the shim, over every
   # runtime of tests/runtimes.txt but two peers (tests/conformance/
   # meson.build says which and why; 2-3 minutes each).  After the other
   # container tests, never beside them: its containers would be in the
   # runtimes' default roots while their snapshots look.  Its own log.
-  step conformance env "${crun_fork_env[@]}" "${rtools_env[@]}" \
+  step conformance env "${crun_fork_env[@]}" ${rtools_env:+"$rtools_env"} \
     meson test -C build --print-errorlogs --suite conformance --logbase conformance-testlog
   if [ -x contrib/crun/ci.sh ]; then
     step crun-fork bash -c "contrib/crun/ci.sh '$SRC/build' 2>&1 | tee '$crun_log'; exit \${PIPESTATUS[0]}"
@@ -141,9 +159,11 @@ lane_sanitizers() {
 # Each lane's lines carry its name, as they come.
 lane_runtimes > >(sed -u 's/^/[runtimes] /') 2>&1 &
 runtimes_pid=$!
+lane_third_party > >(sed -u 's/^/[third-party] /') 2>&1 &
+third_party_pid=$!
 lane_sanitizers > >(sed -u 's/^/[sanitizers] /') 2>&1 &
 sanitizers_pid=$!
-wait "$runtimes_pid" "$sanitizers_pid"
+wait "$runtimes_pid" "$third_party_pid" "$sanitizers_pid"
 sleep 1  # let the prefixing seds drain
 
 # The proof alone, after both lanes: a compiler beside it would put tasks
@@ -166,7 +186,8 @@ crun, dirs = sys.argv[1], sys.argv[2:]
 passed = failed = skipped = 0
 logs = [os.path.join(d, "meson-logs", "testlog.json") for d in dirs]
 logs += [os.path.join(dirs[0], "meson-logs", name)
-         for name in ("proof-testlog.json", "conformance-testlog.json")]
+         for name in ("proof-testlog.json", "conformance-testlog.json",
+                      "crio-testlog.json")]
 for log in logs:
     if not os.path.exists(log):
         continue
