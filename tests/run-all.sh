@@ -147,10 +147,14 @@ wait "$runtimes_pid" "$sanitizers_pid"
 sleep 1  # let the prefixing seds drain
 
 # The proof alone, after both lanes: a compiler beside it would put tasks
-# on the CPUs it watches.
+# on the CPUs it watches.  Its CRI cells (proof_crio) run the CRI-O the
+# runtimes lane built: that lane's crio_env stayed in its subshell, so the
+# build is found again here (--print-cached builds nothing).
 [ -x "$crun_work/patched/crun" ] && crun_fork_env=("EXECAFF_CRUN_FORK=$crun_work/patched/crun")
-step proof env "${crun_fork_env[@]}" meson test -C build --print-errorlogs --suite proof \
-  --logbase proof-testlog
+crio_dir=$(tests/clients/build-crio.sh --print-cached 2>/dev/null) &&
+  crio_env=("EXECAFF_CRIO_DIR=$crio_dir")
+step proof env "${crun_fork_env[@]}" "${crio_env[@]}" meson test -C build --print-errorlogs \
+  --suite proof --logbase proof-testlog
 
 crun_summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$crun_log" | tail -1)
 
