@@ -14,12 +14,15 @@ over Debian's runc) and the bare runc.  Placed as a node would be:
   restores it after; the install file that does it on a node:
   contrib/kubernetes/install-node.sh);
 * infra_ctr_cpuset = "0" in the private CRI-O config (a drop-in of this
-  test): CRI-O then starts conmon, and every other command, under
-  `taskset --cpu-list 0`; conmon's children inherit it;
+  test, PLACEMENT below): CRI-O then starts conmon, and every other
+  command, under `taskset --cpu-list 0`; conmon's children inherit it;
 * /etc/execaff/shim.json: {"runtime": runc, "housekeeping_cpus": "0"}
   (shimlib.DefaultConfig: under its flock, restored).
 
-One Guaranteed pod per handler (cpuset 0-1, 2 whole CPUs, the annotation
+A second CRI-O without either (no affinity set, no infra_ctr_cpuset) runs
+the unplaced cells beside them.
+
+One Guaranteed pod per cell (cpuset 0-1, 2 whole CPUs, the annotation
 exec-cpu-affinity.execaff.io=first on both; the bare handler ignores it),
 CPU 1 busy (the harness's busy loop: the pod's busy-poll thread) and
 treated as isolated.  Each cell is execaff-schedtrace run --daemon-pid
