@@ -166,11 +166,13 @@ sanitizers_pid=$!
 wait "$runtimes_pid" "$third_party_pid" "$sanitizers_pid"
 sleep 1  # let the prefixing seds drain
 
-# The proof alone, after both lanes: a compiler beside it would put tasks
-# on the CPUs it watches.
+# The proof alone, after the lanes: a compiler beside it would put tasks
+# on the CPUs it watches.  Its CRI cells (proof_crio) run the CRI-O the
+# third-party lane built.
 [ -x "$crun_work/patched/crun" ] && crun_fork_env=("EXECAFF_CRUN_FORK=$crun_work/patched/crun")
-step proof env "${crun_fork_env[@]}" meson test -C build --print-errorlogs --suite proof \
-  --logbase proof-testlog
+crio_env=$(third_party_env crio)
+step proof env "${crun_fork_env[@]}" ${crio_env:+"$crio_env"} meson test -C build \
+  --print-errorlogs --suite proof --logbase proof-testlog
 
 crun_summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$crun_log" | tail -1)
 

@@ -2,6 +2,7 @@
 // execaff-schedtrace: proves where an exec'd process and the runtime's
 // helpers ran, from the kernel's own scheduler trace.  See
 // tests/proof/README.md for the method; `execaff-schedtrace --help` for use.
+#include <dirent.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -69,6 +70,12 @@ classification options (run, analyze):
                              of COMMAND execs it, it is the caller's code
                              (the shim's own), counted apart, never a
                              violation (default: COMMAND's own exec)
+  --daemon-pid N             the exec is done by this running daemon (CRI-O),
+                             COMMAND is its client: every thread of N is
+                             followed and is the caller, as COMMAND is; a
+                             process N forks during a run is the exec's,
+                             in (a) from its fork (run: the threads of
+                             /proc/N/task at each run's start)
   --allow-violations N       pass with up to N violations (default 0)
   --expect-violations        pass only if there is at least one violation
   --expect clean|violations|any
@@ -105,6 +112,7 @@ struct Options {
   std::optional<CpuList> cpuset, initial, final_cpus, isolated, caller, busy;
   std::string program;
   std::string runtime;
+  std::optional<int> daemon_pid;
   std::size_t allow_violations = 0;
   bool expect_violations = false;
   bool expect_any = false;
@@ -188,6 +196,8 @@ Options parse_options(int argc, char** argv) {
       o.program = value();
     } else if (a == "--runtime") {
       o.runtime = value();
+    } else if (a == "--daemon-pid") {
+      o.daemon_pid = static_cast<int>(to_unsigned(a, value()));
     } else if (a == "--allow-violations") {
       o.allow_violations = to_unsigned(a, value());
     } else if (a == "--expect-violations") {
@@ -285,6 +295,41 @@ std::string own_affinity() {
   return CpuList::parse(text).format();
 }
 
+// The threads of a running process, from /proc/PID/task.
+std::vector<int> threads_of(int pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) {
+    throw std::runtime_error("--daemon-pid " + std::to_string(pid) + ": cannot list " + path +
+                             ": " + std::strerror(errno) + " (has the daemon exited?)");
+  }
+  std::vector<int> tids;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] >= '0' && entry->d_name[0] <= '9')
+      tids.push_back(std::atoi(entry->d_name));
+  }
+  ::closedir(dir);
+  if (tids.empty()) throw std::runtime_error(path + " lists no thread");
+  return tids;
+}
+
+// "1,2,3" <-> {1, 2, 3}: the daemon's threads in a kept trace's first line.
+std::string joined(const std::vector<int>& values) {
+  std::string out;
+  for (const int v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
+  return out;
+}
+
+std::vector<int> split_ints(const std::string& text) {
+  std::vector<int> out;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(static_cast<int>(to_unsigned("daemon_tids", item)));
+  }
+  return out;
+}
+
 std::string basename_of(const std::string& path) {
   const std::size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -342,6 +387,22 @@ Classification classification_of(const Options& o, const std::map<std::string, s
   s.container_cgroup = k.container_cgroup;
   s.program = k.program;
   for (const std::string& a : o.rest) s.command += (s.command.empty() ? "" : " ") + a;
+  std::optional<int> daemon = o.daemon_pid;
+  if (!daemon && meta.count("daemon_pid")) {
+    daemon = static_cast<int>(to_unsigned("daemon_pid", meta.at("daemon_pid")));
+  }
+  if (daemon) {
+    std::string comm;  // named while it runs; a kept trace's pid may be another's now
+    if (o.mode == "run") {
+      try {
+        comm = read_file("/proc/" + std::to_string(*daemon) + "/comm");
+        if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+      } catch (const std::exception&) {
+      }
+    }
+    s.command = "[exec by daemon " + std::to_string(*daemon) +
+                (comm.empty() ? "" : " (" + comm + ")") + "] " + s.command;
+  }
   s.expect = o.expect_any              ? "any"
              : o.expect_violations     ? "violations"
              : o.allow_violations == 0 ? "clean"
@@ -450,11 +511,16 @@ int cmd_run(const Options& o) {
   }
   for (unsigned run = 0; run < o.execs && !stop_requested(); ++run) {
     pid_t root = 0;
+    std::vector<int> daemon_tids;
     const CommandOutcome outcome = run_command(
         o.rest, o.caller,
         [&](pid_t pid) {
           root = pid;
           session.prepare(pid);
+          if (o.daemon_pid) {
+            daemon_tids = threads_of(*o.daemon_pid);
+            session.follow(daemon_tids);
+          }
           session.start();
           session.mark("execaff-schedtrace start run=" + std::to_string(run));
         },
@@ -467,6 +533,8 @@ int cmd_run(const Options& o) {
     const ParsedTrace parsed = parse_trace_text(text);
     ClassifyOptions options = base.options;
     options.root_pid = root;
+    options.daemon_tids = daemon_tids;
+    options.daemon_pid = o.daemon_pid.value_or(0);
     const RunAnalysis analysis = classify_run(parsed.events, options);
     if (!o.keep_traces.empty()) {
       std::ostringstream head;
@@ -475,7 +543,11 @@ int cmd_run(const Options& o) {
            << " runtime=" << (options.runtime.empty() ? "-" : options.runtime)
            << " container_cgroup=" << options.container_cgroup
            << " hierarchy=" << (options.hierarchy ? std::to_string(*options.hierarchy) : "any")
-           << " kernel=" << base.settings.kernel << " caller=" << base.settings.caller << "\n";
+           << " kernel=" << base.settings.kernel << " caller=" << base.settings.caller;
+      if (o.daemon_pid) {
+        head << " daemon_pid=" << *o.daemon_pid << " daemon_tids=" << joined(daemon_tids);
+      }
+      head << "\n";
       write_text(o.keep_traces + "/" + o.label + "-" + std::to_string(run) + ".trace",
                  head.str() + text);
     }
@@ -518,6 +590,11 @@ int cmd_analyze(const Options& o) {
       c.options.root_pid = std::stoi(parsed.meta.at("root_pid"));
     } else {
       throw UsageError(file + ": no root_pid in the file; give --root-pid");
+    }
+    if (parsed.meta.count("daemon_tids") && parsed.meta.count("daemon_pid")) {
+      c.options.daemon_tids = split_ints(parsed.meta.at("daemon_tids"));
+      c.options.daemon_pid =
+          static_cast<int>(to_unsigned("daemon_pid", parsed.meta.at("daemon_pid")));
     }
     if (run == 0) cell.settings = c.settings;
     const RunAnalysis analysis = classify_run(parsed.events, c.options);

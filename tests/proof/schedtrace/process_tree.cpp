@@ -142,6 +142,15 @@ class TreeBuilder {
     root.pid = root.tgid = options.root_pid;
     root.fork_ts = kBeforeTrace;
     tasks_.add(root);
+    for (const int tid : options.daemon_tids) {
+      if (tid == options.root_pid) continue;
+      TaskInfo thread;
+      thread.pid = tid;
+      thread.tgid = options.daemon_pid != 0 ? options.daemon_pid : tid;
+      thread.fork_ts = kBeforeTrace;
+      thread.daemon = true;
+      tasks_.add(thread);
+    }
   }
 
   void on(const TraceEvent& e) {
@@ -190,6 +199,15 @@ class TreeBuilder {
     child.parent_pid = parent->pid;
     child.comm = f.child_comm;
     child.fork_ts = e.ts_ns;
+    if (parent->daemon) {
+      // The daemon's new thread is the daemon; a process it forks is the
+      // exec's, judged from its first instruction.
+      if ((flags & kCloneThread) != 0) {
+        child.daemon = true;
+      } else {
+        child.runtime_ts = e.ts_ns;
+      }
+    }
     if (parent->runtime_ts && *parent->runtime_ts <= e.ts_ns) child.runtime_ts = e.ts_ns;
     if (parent->exec_ts && *parent->exec_ts <= e.ts_ns) child.exec_ts = e.ts_ns;
     if (parent->join_ts && *parent->join_ts <= e.ts_ns) {
@@ -273,9 +291,12 @@ class TreeBuilder {
     TaskInfo* now = tasks_.at(x.pid, e.ts_ns);
     if (now != nullptr) {
       now->comm = base.substr(0, 15);
-      const bool is_runtime =
-          options_.runtime.empty() ? now->pid == options_.root_pid : base == options_.runtime;
-      if (is_runtime && !now->runtime_ts) now->runtime_ts = e.ts_ns;
+      // Without --runtime the COMMAND's own exec starts the runtime, unless
+      // a daemon does the exec: the COMMAND is then only its client.
+      const bool is_runtime = options_.runtime.empty()
+                                  ? now->pid == options_.root_pid && options_.daemon_tids.empty()
+                                  : base == options_.runtime;
+      if (is_runtime && !now->runtime_ts && !now->daemon) now->runtime_ts = e.ts_ns;
     }
     if (out_.program_exec_ts || base != options_.program) return;
     out_.program_pid = x.pid;

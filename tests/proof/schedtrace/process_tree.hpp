@@ -47,6 +47,16 @@
 //     runtime clones into during `exec` is the container's.)
 //   * fork or thread creation by a task that had joined: the child starts
 //     in its parent's css_set.
+// A followed daemon (ClassifyOptions::daemon_tids; the CRI cells, where the
+// exec starts at a CRI call and CRI-O, started long before, forks conmon):
+// its threads, present when the run began, are tracked from the start, and
+// so are the threads they create (CLONE_THREAD).  They are the caller: the
+// daemon's own code, placed by whoever started it (systemd's CPUAffinity=),
+// counted and never a violation.  A *process* one of them forks during the
+// run is the exec's: in phase (a) from its fork (the daemon's fork-exec
+// child, the taskset CRI-O's infra_ctr_cpuset puts in front, conmon, the
+// runtime and everything below).  The COMMAND (the CRI client) then stays
+// the caller, unless --runtime names a program it execs.
 // How the user's program is recognised: the first sched_process_exec of a
 // tracked task whose filename's basename is `program` (the trampoline is
 // exec'd as /proc/self/fd/N, runc init as /proc/self/exe or /dev/fd/N, so
@@ -89,6 +99,10 @@ struct ClassifyOptions {
   // Basename of the runtime binary (e.g. "runc"): the caller phase ends
   // when a task execs it.  Empty: when the root task execs (COMMAND itself).
   std::string runtime;
+  // The threads of a followed daemon at the run's start (see above); empty:
+  // no daemon, the COMMAND's own tree is the exec.
+  std::vector<int> daemon_tids;
+  int daemon_pid = 0;  // their thread group
   PhasePolicy policy;
 };
 
@@ -107,6 +121,7 @@ struct TaskInfo {
   JoinHow join_how = JoinHow::none;
   std::optional<std::int64_t> exec_ts;  // when it became (part of) the user's program
   std::optional<std::int64_t> exit_ts;
+  bool daemon = false;  // a thread of the followed daemon: always the caller
 };
 
 // How a residency began.

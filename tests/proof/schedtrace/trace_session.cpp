@@ -188,6 +188,12 @@ void TraceSession::prepare(int pid) {
   write_in(dir_, "set_event_pid", std::to_string(pid), true);
 }
 
+void TraceSession::follow(const std::vector<int>& tids) {
+  std::string list;
+  for (const int tid : tids) list += (list.empty() ? "" : " ") + std::to_string(tid);
+  if (!list.empty()) write_in(dir_, "set_event_pid", list, true);
+}
+
 void TraceSession::start() {
   // Migrations first: nothing the COMMAND does can fall between the two.
   if (!migrations_dir_.empty()) write_in(migrations_dir_, "tracing_on", "1");

@@ -73,6 +73,11 @@ class TraceSession {
   // run's tasks have left the list by then: with event-fork the kernel
   // drops a pid when its task is freed.
   void prepare(int pid);
+  // Adds already running tasks to the pid filter (after prepare()): every
+  // thread of a followed daemon, so that event-fork follows whatever it
+  // forks during the run.  One write: appending to a non-empty list
+  // registers no probe (the same text patching concern as above).
+  void follow(const std::vector<int>& tids);
   void start();
   void stop();
   void mark(const std::string& text);

@@ -332,6 +332,50 @@ TEST(Classify, PidReuseGetsANewTask) {
   EXPECT_EQ(at(r, 1.5).phase, Phase::before_join);
 }
 
+// The CRI cells (--daemon-pid): the client asks CRI-O, whose threads were
+// there before the run; a thread of it forks (Go's vfork) the exec's first
+// process.  Host layout: cpuset 0-1, CPU 1 "isolated", initial and final 0.
+TEST(Classify, ADaemonsForksAreTheExecsTasks) {
+  constexpr std::uint64_t kGoForkExec = 0x4111;  // CLONE_VM | CLONE_VFORK | SIGCHLD
+  TraceBuilder b;
+  b.exec(1.0, 0, "execaff-schedtr", 100, "/usr/bin/python3")  // the client
+      .sw(1.05, 1, "swapper/1", 0, "python3", 100)            // caller: no violation
+      .fork(1.1, 1, "crio", 501, 502, kGoThread)              // the daemon's new thread
+      .sw(1.15, 1, "swapper/1", 0, "crio", 502)               // caller: no violation
+      .fork(1.2, 0, "crio", 501, 510, kGoForkExec)            // the exec's first process
+      .sw(1.25, 1, "swapper/1", 0, "crio", 510)               // (a) on 1: a violation
+      .exec(1.3, 1, "crio", 510, "/usr/bin/taskset")
+      .exec(1.35, 0, "taskset", 510, "/usr/bin/conmon")
+      .fork(1.4, 0, "conmon", 510, 511, kFork)
+      .exec(1.45, 0, "conmon", 511, "/usr/sbin/runc")
+      .fork(1.5, 0, "runc", 511, 512, kParent)
+      .attach(1.6, 0, "runc", 511, 1, "/c", 512, "runc:[2:INIT]")
+      .sw(1.65, 0, "swapper/0", 0, "runc:[2:INIT]", 512)  // (b) on 0: fine
+      .exec(1.7, 0, "runc:[2:INIT]", 512, "/bin/true");
+  ClassifyOptions o = vm_options(100, 1);
+  o.daemon_pid = 500;
+  o.daemon_tids = {500, 501};
+  o.policy.cpuset = CpuList::parse("0-1");
+  o.policy.isolated = CpuList::parse("1");
+  o.policy.final_cpus = o.policy.initial.emplace(CpuList::parse("0"));
+  const RunAnalysis r = classify(b, o);
+  EXPECT_TRUE(task(r, 502).daemon);
+  EXPECT_EQ(task(r, 502).tgid, 500);
+  EXPECT_FALSE(task(r, 510).daemon);
+  EXPECT_EQ(task(r, 510).runtime_ts, ms(1.2) + ms(0.001));
+  EXPECT_EQ(at(r, 1.05).phase, Phase::caller);  // no --runtime: the client stays the caller
+  EXPECT_FALSE(at(r, 1.05).violation);
+  EXPECT_EQ(at(r, 1.15).phase, Phase::caller);
+  EXPECT_FALSE(at(r, 1.15).violation);
+  EXPECT_EQ(at(r, 1.25).phase, Phase::before_join);
+  EXPECT_TRUE(at(r, 1.25).violation);
+  EXPECT_EQ(at(r, 1.65).phase, Phase::window);
+  EXPECT_FALSE(at(r, 1.65).violation);
+  ASSERT_TRUE(r.program_pid);
+  EXPECT_EQ(*r.program_pid, 512);
+  EXPECT_TRUE(r.join_seen);
+  EXPECT_TRUE(r.warnings.empty());
+}
 TEST(Policy, Rules) {
   PhasePolicy p;
   p.cpuset = CpuList::parse("1-3");
