@@ -27,7 +27,11 @@
 # that CPU.  The wide field {"initial": "C0-C1", "final": "C0-C1"} takes the
 # same code path (load, decision, two sched_setaffinity calls, read-backs)
 # without confining it.  --extra NAME=CRUN adds "NAME" and "NAME + field"
-# rows for another build (e.g. an older fork).
+# rows for another build (e.g. an older fork, or crun 1.21, which applies
+# the field itself).  --first-image-pin adds "fork + field, 1st image" and
+# "fork + annotation, 1st image": the same commands with
+# "crun_first_image_pin": true in the node config (the fork narrows itself
+# before its re-execution, DESIGN.md 4.6).
 #
 # Method: ROUNDS rounds; each round runs every command once, in a new random
 # order (posix_spawn, output to /dev/null, wall time from spawn to reap).
@@ -40,7 +44,7 @@
 #
 # Usage: bench.sh [--rounds N] [--warmup N] [--stock CRUN]
 #                 [--crun FORKED_CRUN] [--extra NAME=CRUN]... [--json FILE]
-#                 [--no-node-config]
+#                 [--no-node-config] [--first-image-pin]
 # Defaults: 400 rounds, 20 warmup rounds, /var/tmp/execaff-crun/{stock,patched}/crun.
 # Exit 1 when "fork + field" is more than 3% over "stock" (the target, by the
 # paired ratio), 2 on setup errors.
@@ -48,7 +52,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 args=("$@")
-rounds=400 warmup=20 json= extra=() node_config=present
+rounds=400 warmup=20 json= extra=() node_config=present first_image=no
 stock=/var/tmp/execaff-crun/stock/crun
 crun=/var/tmp/execaff-crun/patched/crun
 while [ $# -gt 0 ]; do
@@ -60,12 +64,16 @@ while [ $# -gt 0 ]; do
     --json) json=$2; shift ;;
     --extra) extra+=("$2"); shift ;;
     --no-node-config) node_config=absent ;;
+    --first-image-pin) first_image=yes ;;
     -h | --help) sed -n '/^# Usage:/,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
 done
 [ "$(id -u)" = 0 ] || { echo "bench.sh: needs root" >&2; exit 2; }
+if [ "$node_config" = absent ] && [ "$first_image" = yes ]; then
+    echo "bench.sh: --first-image-pin needs the node config" >&2; exit 2
+fi
 if [ "$node_config" = absent ] && [ -e /etc/execaff ] && [ -z "${EXECAFF_BENCH_PRIVATE_ETC:-}" ]; then
     # Hide the host's node config from this run only.
     exec unshare -m env EXECAFF_BENCH_PRIVATE_ETC=1 bash -c \
@@ -73,10 +81,11 @@ if [ "$node_config" = absent ] && [ -e /etc/execaff ] && [ -z "${EXECAFF_BENCH_P
         bash "$0" "${args[@]}"
 fi
 
-exec python3 - "$here" "$stock" "$crun" "$rounds" "$warmup" "$json" "$node_config" "${extra[@]}" <<'PY'
+exec python3 - "$here" "$stock" "$crun" "$rounds" "$warmup" "$json" "$node_config" "$first_image" \
+    "${extra[@]}" <<'PY'
 import json, os, random, statistics, subprocess, sys, time
-here, stock, crun, rounds, warmup, json_out, node_mode = sys.argv[1:8]
-extra = [e.split("=", 1) for e in sys.argv[8:]]
+here, stock, crun, rounds, warmup, json_out, node_mode, first_image = sys.argv[1:9]
+extra = [e.split("=", 1) for e in sys.argv[9:]]
 rounds, warmup = int(rounds), int(warmup)
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(here, "..", "..", "tests", "integration"))
@@ -118,6 +127,11 @@ with fixture.Container(stock, cpus=cpuset) as c, fixture.Container(
     fd = os.open(node_config, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     os.write(fd, json.dumps({"housekeeping_cpus": str(cpus[0])}).encode())
     os.close(fd)
+    first_config = os.path.join(c._tmp, "node-config-first-image.json")
+    fd = os.open(first_config, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fd, json.dumps({"housekeeping_cpus": str(cpus[0]), "crun_first_image_pin": True}).encode())
+    os.close(fd)
+    first_env = dict(os.environ, EXECAFF_CONFIG=first_config)
     stock_env = dict(os.environ)
     stock_env.pop("EXECAFF_CONFIG", None)
     fork_env = dict(os.environ, EXECAFF_CONFIG=node_config)
@@ -138,6 +152,14 @@ with fixture.Container(stock, cpus=cpuset) as c, fixture.Container(
     for name, path in extra:
         commands += [(name, base(path) + [c.id, "true"]),
                      (name + " + field", base(path) + ["--process", field, c.id])]
+    # Each command's environment: stock's without a node config, the
+    # others' with one; the first-image rows with the key.
+    envs = {name: stock_env if argv[0] == stock else fork_env for name, argv in commands}
+    if first_image == "yes":
+        commands += [("fork + field, 1st image", base(crun) + ["--process", field, c.id]),
+                     ("fork + annot., 1st image",
+                      [crun, "--root", pod.root, "exec", "--process", pod_plain, pod.id])]
+        envs.update({name: first_env for name, _ in commands[-2:]})
     # The field and the annotation really pin with the fork (stock ignores both).
     for label, root, cid, fld in (("field", c.root, c.id, field), ("annotation", pod.root, pod.id, None)):
         ctr = c if fld else pod
@@ -151,18 +173,26 @@ with fixture.Container(stock, cpus=cpuset) as c, fixture.Container(
     times = {name: [] for name, _ in commands}
     cpu = {name: [] for name, _ in commands}
     ratios = {name: [] for name, _ in commands}
+    walls = []  # per round: {name: wall}, for pairs other than "vs stock"
     rng = random.Random(1)
     for rnd in range(warmup + rounds):
         order = commands[:]
         rng.shuffle(order)
-        got = {name: once(argv, stock_env if argv[0] == stock else fork_env)
-               for name, argv in order}
+        got = {name: once(argv, envs[name]) for name, argv in order}
         if rnd < warmup:
             continue
+        walls.append({name: wall for name, (wall, _) in got.items()})
         for name, (wall, cpu_s) in got.items():
             times[name].append(wall)
             cpu[name].append(cpu_s)
             ratios[name].append(wall / got["stock"][0])
+
+
+
+def paired_of(a, b):
+    """Median over rounds of a's wall time over b's in the same round."""
+    return statistics.median(w[a] / w[b] for w in walls)
+
 
 ref = statistics.median(times["stock"])
 cpu_ref = statistics.median(cpu["stock"])
@@ -194,6 +224,12 @@ print("\nfork + field vs stock: %+.1f%% paired (%+.1f%% on the medians), target 
           over, (row["fork + field"]["ratio"] - 1) * 100,
           (row["fork --process"]["paired_ratio"] - 1) * 100,
           (row["fork + annotation"]["paired_ratio"] - 1) * 100))
+if first_image == "yes":
+    print("first-image pin (crun_first_image_pin) against the fork without it, paired: field %+.1f%%, "
+          "annotation %+.1f%%" % ((paired_of("fork + field, 1st image", "fork + field") - 1) * 100,
+                                  (paired_of("fork + annot., 1st image", "fork + annotation") - 1) * 100))
+for name, _ in extra:
+    print("fork + field vs %s + field: %.3f paired" % (name, paired_of("fork + field", name + " + field")))
 print("load average during the run: %s" % open("/proc/loadavg").read().split()[:3])
 if json_out:
     with open(json_out, "w") as f:

@@ -24,7 +24,9 @@ Cpus_allowed_list of the exec'd process and of a child it forks:
   housekeeping_cpus bound `initial` (strace: crun itself, then the
   grandchild) and leave an exec that is not pinned alone, its handler_default opts a
   pod in, and a half-written, duplicate-keyed, group-writable or misspelt
-  file fails the exec with a message naming it, while `state` works.
+  file fails the exec with a message naming it, while `state` works;
+* crun narrowed to the housekeeping CPUs after its re-execution (early/),
+  or before it with the node config's crun_first_image_pin (first-image/).
 
 Usage: test_exec_affinity.py [--crun PATCHED] [--stock STOCK] [--shim SHIM]
                              [--only SUBSTRING]...
@@ -422,7 +424,9 @@ class Cases:
                      'duplicate key "housekeeping_cpus"'),
                     ("group-writable", "{}", 0o664, "writable by group or others (mode 664)"),
                     ("unknown-key", '{"handler_defualt": "first"}', 0o644,
-                     'unknown key "handler_defualt"')):
+                     'unknown key "handler_defualt"'),
+                    ("first-image-pin-not-boolean", '{"housekeeping_cpus": "0", "crun_first_image_pin": "yes"}',
+                     0o644, '"crun_first_image_pin" must be true or false')):
                 name = prefix + label
                 if not self.r.wanted(name):
                     continue
@@ -565,6 +569,91 @@ class Cases:
                              got == [(True, c0), (False, both), (False, c1)],
                              "want early [%s], crun given back [%s], grandchild on [%s]; got %s\n%s\n%s" % (
                                  c0, both, c1, got, r, trace))
+
+    # -- the node's choice: crun narrowed in its first image too
+    def first_image_pin(self, prefix):
+        """With "crun_first_image_pin": true in the node config an exec that
+        will certainly be pinned narrows crun before its re-execution (the
+        constructor of the first image), once: the re-executed image is
+        handed the caller's CPUs (a `final`-only field gives them back) and
+        does not narrow again.  false is today's placement, after the
+        re-execution; an exec that does not opt in is never narrowed either
+        way, and the variables that carry it never reach the exec'd process.
+        (A value that is not a boolean: node-config/first-image-pin-not-boolean.)"""
+        if not shutil.which("strace"):
+            self.r.skip(prefix + "*", "strace not installed")
+            return
+        c0, c1, both = str(self.c0), str(self.c1), self.both
+        on = dict(os.environ, EXECAFF_CONFIG=self.node_file(
+            {"housekeeping_cpus": c0, "crun_first_image_pin": True}))
+        off = dict(os.environ, EXECAFF_CONFIG=self.node_file(
+            {"housekeeping_cpus": c0, "crun_first_image_pin": False}))
+        sets_re = re.compile(r"sched_setaffinity\((\d+), \d+, \[([\d ]+?)\]\)\s+= 0")
+
+        def placement(trace):
+            """[(own?, cpus)] of every set in order (own: pid 0, the early
+            narrowing), and how many came before the re-execution's execveat
+            (None: no execveat)."""
+            got, before, reexec = [], 0, None
+            for line in trace.splitlines():
+                if "execveat(" in line and reexec is None:
+                    reexec = len(got)
+                m = sets_re.search(line)
+                if m:
+                    got.append((m.group(1) == "0", shimlib.format_cpus(int(x) for x in m.group(2).split())))
+            return got, reexec
+
+        with fixture.Container(self.crun, cpus=self.cpuset, annotations={ANNOTATION: "first"}) as pod:
+            path = pod.write_process(self.probe_process(pod))
+            argv = [self.crun, "--root", pod.root, "exec", "--process", path, pod.id]
+            # crun itself (0) on c0 before execveat, once; then the
+            # decision's: crun on initial (c0 ∪ c0), the grandchild on
+            # initial, then on final.
+            for label, env, want_before in (("on-before-reexec", on, 1), ("off-after-reexec", off, 0),
+                                            ("absent-after-reexec", None, 0)):
+                name = prefix + label
+                if not self.r.wanted(name):
+                    continue
+                env = env or dict(os.environ, EXECAFF_CONFIG=self.node_file({"housekeeping_cpus": c0}))
+                r, trace = self.early_trace(pod, argv, env)
+                got, reexec = placement(trace)
+                own = [g for g in got if g[0]]
+                self.r.check(name, r.returncode == 0 and shimlib.allowed_lists(r.stdout) == [c0, c0] and
+                             reexec == want_before and own == [(True, c0)] and got[0] == own[0],
+                             "want crun's own set [%s] %s the re-execution, once, first; got %s, execveat "
+                             "after %s sets\n%s\n%s" % (c0, "before" if want_before else "after", got, reexec,
+                                                        r, trace))
+            # The env vars that carry it stop in crun.
+            name = prefix + "env-not-leaked"
+            if self.r.wanted(name):
+                r = fixture.run([self.crun, "--root", pod.root, "exec", "--process",
+                                 pod.write_process(pod.process_json(["env"])), pod.id], env=on)
+                self.r.check(name, r.returncode == 0 and "PATH=" in r.stdout and "_EXECAFF" not in r.stdout,
+                             r)
+        # `final` alone: narrowed before the re-execution, the caller's CPUs
+        # (carried across it) given back before the fork, the grandchild on
+        # final.
+        name = prefix + "final-only-gives-back"
+        if self.r.wanted(name):
+            with fixture.Container(self.crun, cpus=self.cpuset) as c:
+                path = c.write_process(self.probe_process(c, {"final": c1}))
+                r, trace = self.early_trace(c, [self.crun, "--root", c.root, "exec", "--process", path, c.id],
+                                            on)
+                got, reexec = placement(trace)
+                self.r.check(name, r.returncode == 0 and shimlib.allowed_lists(r.stdout) == [c1, c1] and
+                             reexec == 1 and got == [(True, c0), (False, both), (False, c1)],
+                             "want [%s] before the re-execution, crun given back [%s], grandchild on [%s]; "
+                             "got %s, execveat after %s sets\n%s\n%s" % (c0, both, c1, got, reexec, r, trace))
+        # Not opted in: never narrowed, key or not.
+        name = prefix + "untouched/no-opt-in"
+        if self.r.wanted(name):
+            with fixture.Container(self.crun, cpus=self.cpuset) as c:
+                path = c.write_process(self.probe_process(c))
+                r, trace = self.early_trace(c, [self.crun, "--root", c.root, "exec", "--process", path, c.id],
+                                            on)
+                self.r.check(name, r.returncode == 0 and "sched_setaffinity" not in trace and
+                             shimlib.allowed_lists(r.stdout) == [both, both], "want no sched_setaffinity, %s\n%s\n%s" % (
+                                 both, r, trace))
 
     # -- execaff-shim: native over the fork, emulated over stock
     def shim_paths(self, prefix):
@@ -816,6 +905,7 @@ def main():
     t.annotation("annotation/")
     t.node_config("node-config/")
     t.early_pin("early/")
+    t.first_image_pin("first-image/")
     t.shim_paths("shim/")
     t.cgroup_v2("cgroup-v2/")
     for d in t.node_dirs + [isolation]:

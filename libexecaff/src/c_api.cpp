@@ -310,6 +310,10 @@ const execaff_cpuset* execaff_node_config_housekeeping_cpus(const execaff_node_c
   return &*config->housekeeping;
 }
 
+int execaff_node_config_crun_first_image_pin(const execaff_node_config* config) {
+  return config != nullptr && config->config.crun_first_image_pin ? 1 : 0;
+}
+
 int execaff_request_set_node_config(execaff_request* req, const execaff_node_config* config,
                                     execaff_error** err) {
   EXECAFF_REQUIRE(req);

@@ -211,6 +211,9 @@ class NodeConfigFile : public json::Handler {
       }
     } else if (k == "early_cpuset_join") {
       config.early_cpuset_join = switch_of(v, "auto");
+    } else if (k == "crun_first_image_pin") {
+      if (v.kind != json::Kind::boolean) fail("\"crun_first_image_pin\" must be true or false");
+      config.crun_first_image_pin = v.text == "true";
     } else if (k == "debug") {
       if (v.kind != json::Kind::boolean) fail("\"debug\" must be true or false");
       config.debug = v.text == "true";

@@ -41,6 +41,8 @@ struct NodeConfig {
   // The decision's keys, for the shim and the fork alike.
   std::optional<std::string> handler_default;
   std::optional<CpuSet> housekeeping_cpus;
+  // The forked crun's (contrib/crun); the shim reads and ignores it.
+  bool crun_first_image_pin = false;
 };
 
 // Where the config is: $EXECAFF_CONFIG when set (the file must then exist),

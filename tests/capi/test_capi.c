@@ -312,6 +312,9 @@ static void test_node_config_read(void** state) {
   text = execaff_cpuset_format(execaff_node_config_housekeeping_cpus(config));
   assert_string_equal(text, "0,1024");
   free(text);
+  /* No key: the fork narrows itself after its re-execution, as before. */
+  assert_int_equal(execaff_node_config_crun_first_image_pin(config), 0);
+  assert_int_equal(execaff_node_config_crun_first_image_pin(NULL), 0);
 
   /* The handler default opts in a pod without the annotation, and the
    * housekeeping CPUs bound `initial`. */
@@ -329,6 +332,20 @@ static void test_node_config_read(void** state) {
   free(text);
   execaff_decision_free(d);
   execaff_request_free(req);
+  execaff_node_config_free(config);
+
+  /* The fork's key, true and false. */
+  assert_int_equal(
+      execaff_node_config_load(node_file("pin.json", "{\"crun_first_image_pin\": true}", 0644),
+                               &config, NULL),
+      0);
+  assert_int_equal(execaff_node_config_crun_first_image_pin(config), 1);
+  execaff_node_config_free(config);
+  assert_int_equal(
+      execaff_node_config_load(node_file("nopin.json", "{\"crun_first_image_pin\": false}", 0644),
+                               &config, NULL),
+      0);
+  assert_int_equal(execaff_node_config_crun_first_image_pin(config), 0);
   execaff_node_config_free(config);
 
   /* path NULL: $EXECAFF_CONFIG names the file. */
@@ -363,6 +380,8 @@ static void test_node_config_errors(void** state) {
                     "CPU 99999 at offset 2");
   expect_node_error(node_file("type.json", "{\"handler_default\": [\"first\"]}", 0644), -EINVAL,
                     "\"handler_default\" must be a string");
+  expect_node_error(node_file("pinbad.json", "{\"crun_first_image_pin\": \"yes\"}", 0644), -EINVAL,
+                    "\"crun_first_image_pin\" must be true or false");
   expect_node_error(node_file("gw.json", "{}", 0664), -EPERM, "writable by group or others");
 
   path = node_file("target.json", "{}", 0644);

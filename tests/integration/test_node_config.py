@@ -86,6 +86,15 @@ CASES = [
      "text": lambda rt: '{"runtime": "%s", "housekeeping_cpus": "0-99999"}' % rt,
      "exec": (1, ['"housekeeping_cpus": invalid CPU list "0-99999": CPU 99999 at offset 2']),
      "state": (0, ["CPU 99999 at offset 2", PASSED]), "warn": True},
+    # The forked crun's key: the shim reads it (a bad value is the same
+    # error as any other key's) and otherwise ignores it.
+    {"name": "crun_first_image_pin true, ignored by the shim",
+     "text": lambda rt: '{"runtime": "%s", "crun_first_image_pin": true}' % rt,
+     "exec": (0, []), "state": (0, [])},
+    {"name": "crun_first_image_pin not a boolean",
+     "text": lambda rt: '{"runtime": "%s", "crun_first_image_pin": "yes"}' % rt,
+     "exec": (1, ['"crun_first_image_pin" must be true or false']),
+     "state": (0, ['"crun_first_image_pin" must be true or false', PASSED]), "warn": True},
     {"name": "runtime of the wrong type",
      "text": '{"runtime": ["/usr/bin/runc"]}',
      "exec": (1, ['"runtime" must be a string']),

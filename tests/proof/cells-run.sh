@@ -108,6 +108,11 @@ summary=$out/summary.tsv
 shim_config=$out/shim.json
 echo "$SHIM_CONFIG_JSON" >"$shim_config"
 chmod 0644 "$shim_config"
+# The node config with "crun_first_image_pin": true, for the
+# native-first-image cells (the fork narrows itself before its re-execution).
+first_image_config=$out/first-image-node-config.json
+printf '%s\n' "$SHIM_CONFIG_JSON" | sed 's/}$/, "crun_first_image_pin": true}/; s/^{, /{/' >"$first_image_config"
+chmod 0644 "$first_image_config"
 # No node config at all, for the native-nocfg cells.
 empty_config=$out/empty-node-config.json
 echo '{}' >"$empty_config"
@@ -228,7 +233,7 @@ while read -r name rtspec via caller expect_old expect_new cell_where; do
     if [ "$via" = shim ] || [ "$via" = shim-field ]; then
         initial=$INITIAL_SHIM
         set -- "$shim" --root "$croot" exec --process "$cell_process" "$cid"
-    elif [ "$via" = native ] || [ "$via" = native-nocfg ]; then
+    elif [ "$via" = native ] || [ "$via" = native-nocfg ] || [ "$via" = native-first-image ]; then
         # The runtime pins the exec itself from the container's annotation
         # (the forked crun): execaff's initial, as under the shim.  It reads
         # the node config the shim reads ($EXECAFF_CONFIG below); without
@@ -253,6 +258,7 @@ while read -r name rtspec via caller expect_old expect_new cell_where; do
     {
         cell_config=$shim_config
         [ "$via" != native-nocfg ] || cell_config=$empty_config
+        [ "$via" != native-first-image ] || cell_config=$first_image_config
         EXECAFF_RUNTIME=$rt EXECAFF_CONFIG=$cell_config "$schedtrace" run \
             --label "$name" --container-cgroup "$ccgroup" --cpuset "$CPUSET" \
             --initial "$initial" --final "$FINAL" --isolated "$ISOLATED" --busy "$BUSY" \

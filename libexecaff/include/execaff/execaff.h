@@ -159,6 +159,10 @@ EXECAFF_PUBLIC const char* execaff_node_config_handler_default(const execaff_nod
 /* "housekeeping_cpus", or NULL when the file has none.  Owned by config. */
 EXECAFF_PUBLIC const execaff_cpuset* execaff_node_config_housekeeping_cpus(
     const execaff_node_config* config);
+/* 1 when "crun_first_image_pin" is true, else 0 (also for NULL): the forked
+ * crun then narrows itself before its re-execution; nothing else reads it
+ * (since EXECAFF_1.2). */
+EXECAFF_PUBLIC int execaff_node_config_crun_first_image_pin(const execaff_node_config* config);
 /* Sets the request's handler default and housekeeping CPUs from config,
  * those it names; NULL config is a successful no-op. */
 EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_node_config(
