@@ -6,7 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
+#include <charconv>
+#include <cstring>
 
 #include "error.hpp"
 
@@ -15,9 +16,14 @@ namespace execaff::shim {
 bool kernel_resets_affinity_on_join() {
   utsname name{};
   if (::uname(&name) != 0) return true;  // assume the older, stricter behaviour
+  // "6.18.0-1-cloud-amd64": major and minor, read with from_chars (sscanf
+  // alone would link glibc's whole scanf family into the static shim).
+  const char* const end = name.release + ::strnlen(name.release, sizeof name.release);
   unsigned major = 0;
   unsigned minor = 0;
-  if (std::sscanf(name.release, "%u.%u", &major, &minor) != 2) return true;
+  const auto [dot, major_error] = std::from_chars(name.release, end, major);
+  if (major_error != std::errc() || dot == end || *dot != '.') return true;
+  if (std::from_chars(dot + 1, end, minor).ec != std::errc()) return true;
   return major < 6 || (major == 6 && minor < 2);
 }
 

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   const bool pass_through = line.command != "exec";
   try {
     config = load_shim_config(pass_through);
-    refuse_self_as_runtime(config.runtime());
+    refuse_self_as_runtime(config);
   } catch (const std::exception& e) {
     log.error(e.what());
     return kExitFailure;

@@ -331,20 +331,23 @@ NativeSupport detect_native_support(const std::string& binary, const DetectOptio
     *note += text;
   };
   try {
-    // An execute-only binary (a rootless shim) cannot be read for its
-    // note: it is still stat-ed for the cache and asked for its version.
-    const FileDescriptor fd(::open(binary.c_str(), O_RDONLY | O_CLOEXEC));
+    // The cached answer (every exec but the first) needs the binary's
+    // identity only: one stat, no open.
     struct stat before {};
-    if (fd.get() >= 0 ? ::fstat(fd.get(), &before) != 0 : ::stat(binary.c_str(), &before) != 0) {
-      return {};
-    }
-    const BinaryIdentity identity = BinaryIdentity::of(before);
+    if (::stat(binary.c_str(), &before) != 0) return {};
     const NativeCache cache(options.cache_path, options.cache_owner);
     if (!options.cache_path.empty()) {
       std::string refused;
-      if (auto cached = cache.lookup(identity, &refused)) return *cached;
+      if (auto cached = cache.lookup(BinaryIdentity::of(before), &refused)) return *cached;
       add_note(refused);
     }
+
+    // An execute-only binary (a rootless shim) cannot be read for its
+    // note: it is still asked for its version.  Opened, it is the file
+    // read whose identity is stored.
+    const FileDescriptor fd(::open(binary.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() >= 0 && ::fstat(fd.get(), &before) != 0) return {};
+    const BinaryIdentity identity = BinaryIdentity::of(before);
 
     NativeSupport answer;
     if (fd.get() >= 0 && runtime_has_native_mark(fd.get())) {

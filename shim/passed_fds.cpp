@@ -35,6 +35,9 @@ int memfd_with(const char* name, const void* bytes, std::size_t size, int at, Pl
   if (place == Placement::exactly) {
     // dup3 without O_CLOEXEC gives a descriptor the runtime inherits.
     placed = fd == at ? (::fcntl(fd, F_SETFD, 0) == 0 ? fd : -1) : ::dup3(fd, at, 0);
+  } else if (fd >= at) {
+    // Already high enough (the common case): inheritable in place.
+    placed = ::fcntl(fd, F_SETFD, 0) == 0 ? fd : -1;
   } else {
     placed = ::fcntl(fd, F_DUPFD, at);  // F_DUPFD clears FD_CLOEXEC
   }

@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <string_view>
 
 #include "json_writer.hpp"
@@ -14,18 +13,21 @@
 namespace execaff::shim {
 namespace {
 
+// UTC from the calendar arithmetic of <chrono>: gmtime_r would link glibc's
+// time zone code (tzset, tzfile, and through them sscanf: ~100 KB of the
+// static shim's text) and read /etc/localtime on the first log line.
 std::string now_rfc3339() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  const auto micros =
-      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() %
-      1000000;
-  std::tm tm{};
-  ::gmtime_r(&seconds, &tm);
+  using namespace std::chrono;
+  const auto now = floor<microseconds>(system_clock::now());
+  const auto day = floor<days>(now);
+  const year_month_day date{day};
+  const hh_mm_ss<microseconds> time{now - day};
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<long long>(micros));
+  std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02d.%06lldZ",
+                static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
+                static_cast<unsigned>(date.day()), static_cast<int>(time.hours().count()),
+                static_cast<int>(time.minutes().count()), static_cast<int>(time.seconds().count()),
+                static_cast<long long>(time.subseconds().count()));
   return buffer;
 }
 

@@ -16,11 +16,11 @@ namespace {
 // One rule for a runtime the shim cannot start, whatever is wrong with it:
 // exit 1 and a message naming it, where it came from and why.  (A directory
 // used to pass access(X_OK) here and fail at execve with 126.)
-void check_runtime(const ShimConfig& config) {
+void check_runtime(ShimConfig& config) {
   const std::string& runtime = config.runtime();
   const std::string which = "runtime " + quoted(runtime) + " (from " + config.runtime_from + ")";
   if (runtime.front() != '/') throw Error(EINVAL, which + " must be an absolute path");
-  struct stat st {};
+  struct stat& st = config.runtime_status;
   if (::stat(runtime.c_str(), &st) != 0) {
     const int code = errno;
     throw Error(code, which + " is not executable: " + errno_text(code));
@@ -68,12 +68,12 @@ ShimConfig load_shim_config(bool pass_through) {
   return config;
 }
 
-void refuse_self_as_runtime(const std::string& runtime) {
+void refuse_self_as_runtime(const ShimConfig& config) {
   struct stat self {};
-  struct stat target {};
-  if (::stat("/proc/self/exe", &self) == 0 && ::stat(runtime.c_str(), &target) == 0 &&
-      self.st_dev == target.st_dev && self.st_ino == target.st_ino) {
-    throw Error(ELOOP, "runtime " + quoted(runtime) +
+  const struct stat& target = config.runtime_status;
+  if (::stat("/proc/self/exe", &self) == 0 && self.st_dev == target.st_dev &&
+      self.st_ino == target.st_ino) {
+    throw Error(ELOOP, "runtime " + quoted(config.runtime()) +
                            " is execaff-shim itself; point EXECAFF_RUNTIME or \"runtime\" at "
                            "the real runc or crun");
   }

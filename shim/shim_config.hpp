@@ -7,6 +7,8 @@
 // passes through still runs when the runtime is known (`problem` below).
 #pragma once
 
+#include <sys/stat.h>
+
 #include <optional>
 #include <string>
 
@@ -24,6 +26,8 @@ struct ShimConfig {
   // Set only for a pass-through command run despite a broken config: the
   // reason, for the warning the shim logs.
   std::optional<std::string> problem;
+  // The runtime's stat(2), taken when load_shim_config checked it.
+  struct stat runtime_status {};
 
   [[nodiscard]] const std::string& runtime() const { return *node.runtime; }
 };
@@ -39,7 +43,8 @@ struct ShimConfig {
 // error (one rule: the shim exits 1 whatever is wrong with it).
 [[nodiscard]] ShimConfig load_shim_config(bool pass_through);
 
-// Throws Error(ELOOP) when `runtime` is this very binary.
-void refuse_self_as_runtime(const std::string& runtime);
+// Throws Error(ELOOP) when the runtime load_shim_config checked is this
+// very binary.
+void refuse_self_as_runtime(const ShimConfig& config);
 
 }  // namespace execaff::shim
