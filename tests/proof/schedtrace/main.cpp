@@ -449,16 +449,15 @@ int cmd_run(const Options& o) {
     ::usleep(100000);  // let them reach their CPUs
   }
   for (unsigned run = 0; run < o.execs && !stop_requested(); ++run) {
-    pid_t root = 0;
     const CommandOutcome outcome = run_command(
         o.rest, o.caller,
         [&](pid_t pid) {
-          root = pid;
           session.prepare(pid);
           session.start();
           session.mark("execaff-schedtrace start run=" + std::to_string(run));
         },
         o.timeout_s);
+    const pid_t root = outcome.pid;
     if (o.settle_ms > 0) ::usleep(o.settle_ms * 1000);
     session.mark("execaff-schedtrace end run=" + std::to_string(run));
     session.stop();
