@@ -7,6 +7,7 @@ set -eu
 
 PACKAGES="
   meson ninja-build pkg-config g++ python3
+  libboost1.81-dev libboost-filesystem1.81-dev
   libyajl-dev libcmocka-dev libgtest-dev googletest libbenchmark-dev
   clang libclang-rt-14-dev
   runc crun podman conmon busybox-static

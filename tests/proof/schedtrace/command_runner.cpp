@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "command_runner.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <boost/process/args.hpp>
+#include <boost/process/child.hpp>
+#include <boost/process/exe.hpp>
+#include <boost/process/extend.hpp>
+#include <boost/process/search_path.hpp>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -21,6 +24,8 @@
 
 namespace schedtrace {
 namespace {
+
+namespace bp = boost::process;
 
 volatile std::sig_atomic_t g_stop = 0;
 
@@ -53,8 +58,8 @@ class Mask {
   cpu_set_t* set_;
 };
 
-int pidfd_open(pid_t pid) {
-  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+std::runtime_error sys_error(const std::string& what) {
+  return std::runtime_error(what + ": " + std::strerror(errno));
 }
 
 [[noreturn]] void child_fail(const char* what) {
@@ -62,6 +67,29 @@ int pidfd_open(pid_t pid) {
   std::fprintf(stderr, "execaff-schedtrace: %s: %s\n", what, std::strerror(code));
   ::_exit(127);
 }
+
+// Boost.Process's launcher calls no parent-side hook between fork and
+// exec, so the child arms the trace itself, in on_exec_setup.
+struct ArmInChild : bp::extend::handler {
+  const std::optional<Mask>& mask;
+  const std::function<void(pid_t)>& armed;
+  template <class Executor>
+  void on_exec_setup(Executor& exec) const {
+    // Own process group, so that a timeout can kill the runtime's helpers too.
+    (void)::setpgid(0, 0);
+    try {
+      if (mask && mask->apply() != 0) throw sys_error("sched_setaffinity for the caller");
+      armed(::getpid());
+    } catch (const std::exception& e) {
+      exec.set_error(std::error_code(errno, std::system_category()), e.what());
+      ::_exit(127);
+    }
+    // Sleep once: the COMMAND's first stretch then begins with a traced
+    // switch-in, as it did when the child was woken from a gate pipe.
+    const timespec nap{0, 1};
+    (void)::nanosleep(&nap, nullptr);
+  }
+};
 
 }  // namespace
 
@@ -91,77 +119,34 @@ CommandOutcome run_command(const std::vector<std::string>& argv,
   if (argv.empty()) throw std::runtime_error("no command");
   std::optional<Mask> mask;
   if (affinity) mask.emplace(affinity->is_any() ? possible_cpus() : *affinity);
-  std::vector<char*> raw;
-  for (const std::string& a : argv) raw.push_back(const_cast<char*>(a.c_str()));
-  raw.push_back(nullptr);
-
-  int gate[2];
-  if (::pipe2(gate, O_CLOEXEC) != 0)
-    throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(gate[0]);
-    ::close(gate[1]);
-    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    ::close(gate[1]);
-    // Own process group, so that a timeout can kill the runtime's helpers too.
-    (void)::setpgid(0, 0);
-    if (mask && mask->apply() != 0) child_fail("sched_setaffinity for the caller");
-    char byte = 0;
-    ssize_t n;
-    do {
-      n = ::read(gate[0], &byte, 1);
-    } while (n < 0 && errno == EINTR);
-    if (n != 1) ::_exit(126);  // the harness gave up
-    ::execvp(raw[0], raw.data());
-    child_fail(raw[0]);
-  }
-  ::close(gate[0]);
-  (void)::setpgid(pid, pid);
-  CommandOutcome outcome;
-  const int pidfd = pidfd_open(pid);
-  try {
-    armed(pid);
-  } catch (...) {
-    ::close(gate[1]);
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    if (pidfd >= 0) ::close(pidfd);
-    throw;
-  }
+  // execvp's rule: a name with a slash is a path, else it is looked up in
+  // $PATH (search_path alone would look up "/usr/bin/runc" there too).
+  const std::string exe =
+      argv[0].find('/') != std::string::npos ? argv[0] : bp::search_path(argv[0]).string();
+  if (exe.empty()) throw std::runtime_error(argv[0] + ": not found in $PATH");
+  bp::child child = [&] {
+    try {
+      return bp::child(bp::exe = exe,
+                       bp::args = std::vector<std::string>(argv.begin() + 1, argv.end()),
+                       ArmInChild{{}, mask, armed});
+    } catch (const bp::process_error& e) {
+      throw std::runtime_error("cannot start " + argv[0] + ": " + e.what());
+    }
+  }();
   const std::int64_t start = now_ns();
-  const char go = 'x';
-  (void)!::write(gate[1], &go, 1);
-  ::close(gate[1]);
-
   const std::int64_t deadline = start + static_cast<std::int64_t>(timeout_s) * 1000000000;
-  int status = 0;
-  for (;;) {
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) {
-      if (pidfd >= 0) ::close(pidfd);
-      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-    }
-    const std::int64_t left = deadline - now_ns();
-    if (left <= 0 || stop_requested()) {
-      outcome.timed_out = left <= 0;
-      ::kill(-pid, SIGKILL);
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      break;
-    }
-    if (pidfd >= 0) {
-      pollfd p{pidfd, POLLIN, 0};
-      (void)::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left / 1000000 + 1, 200)));
-    } else {
-      ::usleep(1000);
-    }
+  CommandOutcome outcome;
+  outcome.pid = child.id();
+  while (!child.wait_for(std::chrono::milliseconds(200))) {
+    if (now_ns() < deadline && !stop_requested()) continue;
+    outcome.timed_out = now_ns() >= deadline;
+    ::kill(-child.id(), SIGKILL);
+    ::kill(child.id(), SIGKILL);
+    child.wait();
+    break;
   }
   outcome.wall_ns = now_ns() - start;
-  if (pidfd >= 0) ::close(pidfd);
+  const int status = child.native_exit_code();
   outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return outcome;
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // Starting the COMMAND under the trace, and the busy loops.
 //
-// The COMMAND's process is forked first and held on a pipe until the
-// harness has put its pid into set_event_pid and switched tracing on: with
+// The COMMAND's process (started with Boost.Process) puts its own pid into
+// set_event_pid and switches tracing on before it execs: with
 // options/event-fork the filter then follows every task it starts, and no
 // event of the COMMAND (its exec included) is missed.
 #pragma once
@@ -22,13 +22,14 @@ namespace schedtrace {
 struct CommandOutcome {
   int exit_code = 0;  // 128 + signal when killed by one
   bool timed_out = false;
-  std::int64_t wall_ns = 0;  // from the release to the reap
+  std::int64_t wall_ns = 0;  // from the exec to the reap
+  pid_t pid = 0;             // the COMMAND's first task
 };
 
 // Runs argv (PATH lookup) with the given affinity ("all" = every possible
-// CPU, nullopt = inherit the harness's).  `armed(pid)` runs while the child
-// waits; the child execs once it returns.  Kills the child's process group
-// after `timeout_s`.  Throws std::runtime_error when the child cannot start.
+// CPU, nullopt = inherit the harness's).  `armed(pid)` runs in the child,
+// between fork and exec.  Kills the child's process group after
+// `timeout_s`.  Throws std::runtime_error when the child cannot start.
 CommandOutcome run_command(const std::vector<std::string>& argv,
                            const std::optional<CpuList>& affinity,
                            const std::function<void(pid_t)>& armed, unsigned timeout_s);

@@ -510,21 +510,20 @@ int cmd_run(const Options& o) {
     ::usleep(100000);  // let them reach their CPUs
   }
   for (unsigned run = 0; run < o.execs && !stop_requested(); ++run) {
-    pid_t root = 0;
-    std::vector<int> daemon_tids;
+    // Read in the parent, before the launch: the callback runs in the child
+    // (on_exec_setup), whose copy of anything it sets the parent never sees.
+    const std::vector<int> daemon_tids =
+        o.daemon_pid ? threads_of(*o.daemon_pid) : std::vector<int>{};
     const CommandOutcome outcome = run_command(
         o.rest, o.caller,
         [&](pid_t pid) {
-          root = pid;
           session.prepare(pid);
-          if (o.daemon_pid) {
-            daemon_tids = threads_of(*o.daemon_pid);
-            session.follow(daemon_tids);
-          }
+          if (!daemon_tids.empty()) session.follow(daemon_tids);
           session.start();
           session.mark("execaff-schedtrace start run=" + std::to_string(run));
         },
         o.timeout_s);
+    const pid_t root = outcome.pid;
     if (o.settle_ms > 0) ::usleep(o.settle_ms * 1000);
     session.mark("execaff-schedtrace end run=" + std::to_string(run));
     session.stop();
