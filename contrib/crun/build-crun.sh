@@ -117,11 +117,11 @@ ensure_deb_src() {
         { echo "# Added by execaff contrib/crun/build-crun.sh: source twin of debian.sources"
           sed -E 's/^Types:[[:space:]]*deb[[:space:]]*$/Types: deb-src/' "$src"; } >"$dst"
         apt-get update -q
-    elif ! apt-cache showsrc crun 2>/dev/null | grep -q '^Package: crun'; then
+    elif ! apt-cache showsrc crun 2>/dev/null | grep '^Package: crun' >/dev/null; then
         apt_ok || die "apt has no source index for crun and NO_APT=1"
         apt-get update -q
     fi
-    apt-cache showsrc crun | grep -q '^Package: crun' || die "apt-cache showsrc crun finds nothing"
+    apt-cache showsrc crun | grep '^Package: crun' >/dev/null || die "apt-cache showsrc crun finds nothing"
 }
 
 # --- 2. build dependencies -------------------------------------------------
@@ -129,7 +129,7 @@ ensure_build_deps() {
     local tools=(dpkg-dev python3 pkg-config autoconf automake libtool make gcc patch)
     local missing=()
     for p in "${tools[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'ok installed' >/dev/null || missing+=("$p")
     done
     if [ ${#missing[@]} -gt 0 ]; then
         apt_ok || die "missing packages: ${missing[*]}"
@@ -286,14 +286,14 @@ install_outputs() {
 check_outputs() {
     "$outdir/crun" --version >/dev/null || die "$outdir/crun --version fails"
     if [ "$mode" = patched ]; then
-        "$outdir/crun" --version | grep -q '+EXECAFF' ||
+        "$outdir/crun" --version | grep '+EXECAFF' >/dev/null ||
             die "patched crun does not report +EXECAFF in --version"
         # Linked in statically, C++ runtime and all: a shared libexecaff
         # would be mapped into every crun command (DESIGN.md, 8).
-        ! readelf -dW "$outdir/crun" | grep -qE 'NEEDED.*(execaff|stdc\+\+)' ||
+        ! readelf -dW "$outdir/crun" | grep -E 'NEEDED.*(execaff|stdc\+\+)' >/dev/null ||
             die "patched crun loads libexecaff or libstdc++ as a shared library"
     else
-        ! "$outdir/crun" --version | grep -q '+EXECAFF' || die "stock crun reports +EXECAFF?"
+        ! "$outdir/crun" --version | grep '+EXECAFF' >/dev/null || die "stock crun reports +EXECAFF?"
     fi
 }
 

@@ -156,7 +156,7 @@ for f in $chosen; do
             name=$(sed -E 's/^not ok [0-9]+ - //' <<<"$line")
             seen=$((seen + 1))
             # Retry alone once: a pass on retry is reported as such.
-            if run_file "$f" "$name" | sed -nE 's/^ok [0-9]+ - //p' | grep -qxF -- "$name"; then
+            if run_file "$f" "$name" | sed -nE 's/^ok [0-9]+ - //p' | grep -xF -- "$name" >/dev/null; then
                 passed=$((passed + 1))
                 results+=("PASS       $f:$name  # passed on retry (flaky)")
                 continue

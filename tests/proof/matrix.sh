@@ -130,7 +130,7 @@ echo "$prog: $mode run, parts: ${parts[*]}, output in $out"
 peers=$out/runtimes.resolved
 : >"$peers"
 for name in $(python3 "$repo/tests/runtimes.py" --names --applies field); do
-    grep -v '^#' "${PROOF_CELLS_FILE:-$here/cells.txt}" | awk '{ print $2 }' | grep -qxF "$name" || continue
+    grep -v '^#' "${PROOF_CELLS_FILE:-$here/cells.txt}" | awk '{ print $2 }' | grep -xF "$name" >/dev/null || continue
     path=$(python3 "$repo/tests/runtimes.py" --path "$name" 2>/dev/null) && echo "$name $path" >>"$peers"
 done
 
@@ -143,7 +143,7 @@ part_host() {
     mkdir -p "$dir"
     local busybox=''
     for b in /usr/bin/busybox /bin/busybox; do
-        if [ -x "$b" ] && ! ldd "$b" 2>/dev/null | grep -q '=>'; then busybox=$b; break; fi
+        if [ -x "$b" ] && ! ldd "$b" 2>/dev/null | grep '=>' >/dev/null; then busybox=$b; break; fi
     done
     if [ -z "$busybox" ]; then
         echo "$prog: SKIP host: no static busybox for the container (apt-get install busybox-static)"
@@ -282,7 +282,7 @@ if [ -n "$results" ] && [ ${#summaries[@]} -gt 0 ]; then
         echo
         echo "* date: $(date -u '+%Y-%m-%d %H:%M UTC')"
         echo "* machine: $machine"
-        echo "* tree: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$repo" status --porcelain -- . ':!tests/proof/results' 2>/dev/null | grep -q . && echo ' + uncommitted changes')"
+        echo "* tree: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$repo" status --porcelain -- . ':!tests/proof/results' 2>/dev/null | grep . >/dev/null && echo ' + uncommitted changes')"
         echo "* execs per cell: host $execs, VM $vm_execs; wall time: $times"
         echo "* command: tests/proof/matrix.sh --$mode; columns: see tests/proof/README.md"
         echo

@@ -64,7 +64,7 @@ crun=/usr/bin/crun
 [ -x $busybox ] || die "$busybox missing (apt-get install busybox-static)"
 [ -x $runc ] || die "$runc missing (apt-get install runc)"
 [ -x $crun ] || die "$crun missing (apt-get install crun)"
-if ldd $busybox >/dev/null 2>&1 && ldd $busybox | grep -q '=>'; then
+if ldd $busybox >/dev/null 2>&1 && ldd $busybox | grep '=>' >/dev/null; then
     die "$busybox is dynamically linked; install busybox-static (not busybox)"
 fi
 
@@ -106,7 +106,7 @@ copy_file() {
 is_dynamic_elf() {
     [ -f "$1" ] || return 1
     [ "$(head -c 4 -- "$1" | od -An -c | tr -d ' ')" = '177ELF' ] || return 1
-    ldd -- "$1" 2>/dev/null | grep -q -e '=>' -e 'ld-linux'
+    ldd -- "$1" 2>/dev/null | grep -e '=>' -e 'ld-linux' >/dev/null
 }
 
 # copy_libs FILE: copy FILE's ldd libraries (and the loader) to the paths
