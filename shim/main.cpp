@@ -21,17 +21,18 @@ namespace {
 
 constexpr int kExitFailure = 1;
 
-[[noreturn]] void exec_runtime(const std::string& runtime, const std::vector<std::string>& argv,
+[[noreturn]] void exec_runtime(const execaff::shim::ShimConfig& config,
+                               const std::vector<std::string>& argv,
                                const execaff::shim::RuntimeLog& log) {
   std::vector<char*> raw;
   raw.reserve(argv.size() + 1);
   for (const auto& arg : argv) raw.push_back(const_cast<char*>(arg.c_str()));
   raw.push_back(nullptr);
-  ::execv(runtime.c_str(), raw.data());
+  ::execv(config.runtime().c_str(), raw.data());
   const int code = errno;
-  log.error("cannot execute runtime " + execaff::quoted(runtime) + ": " +
-            execaff::errno_text(code));
-  // The one rule for a runtime that cannot be started (shim_config.hpp).
+  // The one rule for a runtime that cannot be started (shim_config.hpp),
+  // in the words load_shim_config uses.
+  log.error(execaff::shim::runtime_not_executable(config, execaff::errno_text(code)));
   ::_exit(kExitFailure);
 }
 
@@ -70,16 +71,16 @@ int main(int argc, char** argv) {
     if (line.command == "create" || line.command == "run") {
       warn_if_exec_would_be_refused(line, config, log);
     }
-    exec_runtime(config.runtime(), line.argv, log);
+    exec_runtime(config, line.argv, log);
   }
 
   try {
-    exec_runtime(config.runtime(), plan_exec(line, config, log), log);
+    exec_runtime(config, plan_exec(line, config, log), log);
   } catch (const std::exception& e) {
     const std::string what = "exec " + execaff::quoted(line.container_id) + ": " + e.what();
     if (config.node.on_failure == execaff::OnFailure::run_unpinned) {
       log.warning_everywhere(what + "; running it unpinned (on_failure = \"run-unpinned\")");
-      exec_runtime(config.runtime(), line.argv, log);
+      exec_runtime(config, line.argv, log);
     }
     log.error(what);
     return kExitFailure;

@@ -15,24 +15,28 @@ namespace {
 
 // One rule for a runtime the shim cannot start, whatever is wrong with it:
 // exit 1 and a message naming it, where it came from and why.  (A directory
-// used to pass access(X_OK) here and fail at execve with 126.)
-void check_runtime(ShimConfig& config) {
+// used to pass access(X_OK) here and fail at execve with 126.)  A command
+// passed through skips access(2): its execve says the same, worded by
+// runtime_not_executable, one syscall later and only when it fails.
+void check_runtime(ShimConfig& config, bool pass_through) {
   const std::string& runtime = config.runtime();
-  const std::string which = "runtime " + quoted(runtime) + " (from " + config.runtime_from + ")";
-  if (runtime.front() != '/') throw Error(EINVAL, which + " must be an absolute path");
+  if (runtime.front() != '/') {
+    throw Error(EINVAL, "runtime " + quoted(runtime) + " (from " + config.runtime_from +
+                            ") must be an absolute path");
+  }
   struct stat& st = config.runtime_status;
   if (::stat(runtime.c_str(), &st) != 0) {
     const int code = errno;
-    throw Error(code, which + " is not executable: " + errno_text(code));
+    throw Error(code, runtime_not_executable(config, errno_text(code)));
   }
   if (!S_ISREG(st.st_mode)) {
     throw Error(S_ISDIR(st.st_mode) ? EISDIR : EACCES,
-                which + " is not executable: " +
-                    (S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file"));
+                runtime_not_executable(config, S_ISDIR(st.st_mode) ? "it is a directory"
+                                                                   : "it is not a regular file"));
   }
-  if (::access(runtime.c_str(), X_OK) != 0) {
+  if (!pass_through && ::access(runtime.c_str(), X_OK) != 0) {
     const int code = errno;
-    throw Error(code, which + " is not executable: " + errno_text(code));
+    throw Error(code, runtime_not_executable(config, errno_text(code)));
   }
 }
 
@@ -64,8 +68,13 @@ ShimConfig load_shim_config(bool pass_through) {
     throw Error(ENOENT, "no runtime configured: set EXECAFF_RUNTIME or \"runtime\" in " +
                             quoted(location.path));
   }
-  check_runtime(config);
+  check_runtime(config, pass_through);
   return config;
+}
+
+std::string runtime_not_executable(const ShimConfig& config, const std::string& why) {
+  return "runtime " + quoted(config.runtime()) + " (from " + config.runtime_from +
+         ") is not executable: " + why;
 }
 
 void refuse_self_as_runtime(const ShimConfig& config) {

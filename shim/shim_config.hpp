@@ -40,8 +40,13 @@ struct ShimConfig {
 // file read before the error: CRI-O must be able to stop and delete
 // containers while the file is half-written.  The runtime must be an
 // absolute path to an executable regular file; every other runtime is an
-// error (one rule: the shim exits 1 whatever is wrong with it).
+// error (one rule: the shim exits 1 whatever is wrong with it).  With
+// `pass_through` execute permission is left to the execve that follows.
 [[nodiscard]] ShimConfig load_shim_config(bool pass_through);
+
+// The one wording of "this runtime cannot be started", for load_shim_config
+// and for an execve that fails (`why`: the reason, e.g. errno's text).
+[[nodiscard]] std::string runtime_not_executable(const ShimConfig& config, const std::string& why);
 
 // Throws Error(ELOOP) when the runtime load_shim_config checked is this
 // very binary.

@@ -2,13 +2,16 @@
 #include "node_config.hpp"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <vector>
 
 #include "file_descriptor.hpp"
@@ -32,31 +35,46 @@ std::string mode_text(mode_t mode) {
 
 // Only root may have written what decides where an exec runs, nor replaced
 // it: a directory that someone else may write lets them swap the file.  A
-// root-owned sticky directory (/tmp) is safe for root's own entries.
-void check_directory(const struct stat& st, const std::string& dir, const std::string& source) {
+// root-owned sticky directory (/tmp) is safe for root's own entries.  The
+// rules, once: what is wrong, or nothing.
+struct Untrusted {
+  int code;
+  std::string why;
+};
+
+std::optional<Untrusted> directory_untrusted(const struct stat& st, const std::string& dir) {
   if (st.st_uid != 0) {
-    fail_open(source, EPERM,
-              "directory " + quoted(dir) + " on its path is owned by uid " +
-                  std::to_string(st.st_uid) + ", not root");
+    return Untrusted{EPERM, "directory " + quoted(dir) + " on its path is owned by uid " +
+                                std::to_string(st.st_uid) + ", not root"};
   }
   const bool sticky = (st.st_mode & S_ISVTX) != 0;
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && !sticky) {
-    fail_open(source, EPERM,
-              "directory " + quoted(dir) + " on its path is writable by group or others (mode " +
-                  mode_text(st.st_mode) + ")");
+    return Untrusted{EPERM, "directory " + quoted(dir) +
+                                " on its path is writable by group or others (mode " +
+                                mode_text(st.st_mode) + ")"};
   }
+  return std::nullopt;
+}
+
+std::optional<Untrusted> file_untrusted(const struct stat& st) {
+  if (!S_ISREG(st.st_mode)) {
+    return Untrusted{S_ISDIR(st.st_mode) ? EISDIR : EINVAL, "not a regular file"};
+  }
+  if (st.st_uid != 0) {
+    return Untrusted{EPERM, "owned by uid " + std::to_string(st.st_uid) + ", not root"};
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return Untrusted{EPERM, "writable by group or others (mode " + mode_text(st.st_mode) + ")"};
+  }
+  return std::nullopt;
+}
+
+void check_directory(const struct stat& st, const std::string& dir, const std::string& source) {
+  if (auto wrong = directory_untrusted(st, dir)) fail_open(source, wrong->code, wrong->why);
 }
 
 void check_file(const struct stat& st, const std::string& source) {
-  if (!S_ISREG(st.st_mode)) {
-    fail_open(source, S_ISDIR(st.st_mode) ? EISDIR : EINVAL, "not a regular file");
-  }
-  if (st.st_uid != 0) {
-    fail_open(source, EPERM, "owned by uid " + std::to_string(st.st_uid) + ", not root");
-  }
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    fail_open(source, EPERM, "writable by group or others (mode " + mode_text(st.st_mode) + ")");
-  }
+  if (auto wrong = file_untrusted(st)) fail_open(source, wrong->code, wrong->why);
 }
 
 // Why openat(O_NOFOLLOW) refused `name` in `dir`: a symlink gets a message
@@ -127,6 +145,42 @@ FileDescriptor open_checked(const std::string& path, const std::string& source) 
     }
     dir = std::move(next);
   }
+}
+
+// The common case in one openat2(2): an absolute path, no symbolic link
+// anywhere on it (RESOLVE_NO_SYMLINKS), then the file's and its
+// directories' owners and modes checked.  The directories are checked by
+// name after the open, and that is as safe as the walk: making an unsafe
+// directory safe again takes root (chown to root, or chmod by its root
+// owner), so one that is safe now was safe when the file was opened, top
+// down from "/".  Anything else, or any failure but ENOENT, leaves the
+// answer to open_checked's walk, whose errors name the component at fault.
+// Returns the file, an invalid descriptor for ENOENT, or nullopt.
+std::optional<FileDescriptor> open_fast(const std::string& path) {
+  if (path.empty() || path.front() != '/' || path.find("/.") != std::string::npos ||
+      path.find("//") != std::string::npos || path.back() == '/') {
+    return std::nullopt;
+  }
+  struct open_how how {};
+  how.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  const long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
+  if (fd < 0) {
+    if (errno == ENOENT) return FileDescriptor();
+    return std::nullopt;  // ENOSYS before 5.6, ELOOP, ENOTDIR, EACCES, ...
+  }
+  FileDescriptor file(static_cast<int>(fd));
+  struct stat st {};
+  if (::fstat(file.get(), &st) != 0 || file_untrusted(st)) return std::nullopt;
+  for (std::size_t slash = path.rfind('/'); slash != std::string::npos;
+       slash = slash == 0 ? std::string::npos : path.rfind('/', slash - 1)) {
+    const std::string dir = slash == 0 ? "/" : path.substr(0, slash);
+    if (::fstatat(AT_FDCWD, dir.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+        directory_untrusted(st, dir)) {
+      return std::nullopt;
+    }
+  }
+  return file;
 }
 
 // --- Parsing: strict, so that a misspelt key is no silent default --------
@@ -252,14 +306,12 @@ NodeConfig parse_node_config(std::string_view json, const std::string& source) {
 
 NodeConfig load_node_config(const NodeConfigLocation& location) {
   const std::string source = "shim config " + quoted(location.path);
-  if (!location.required) {
-    // The common case of the forked crun's execs on a node without the
-    // file: one failed open, not a walk.  What the walk then opens is
-    // checked whatever this saw.
-    const FileDescriptor probe(::open(location.path.c_str(), O_PATH | O_CLOEXEC));
-    if (probe.get() < 0 && errno == ENOENT) return NodeConfig{};
-  }
-  const FileDescriptor fd = open_checked(location.path, source);
+  // The fast path, else the walk; a node without the file (the forked
+  // crun's common case) costs one failed openat2.
+  std::optional<FileDescriptor> fast = open_fast(location.path);
+  // A required file that is missing: the walk says where the path breaks.
+  if (fast && fast->get() < 0 && location.required) fast.reset();
+  const FileDescriptor fd = fast ? std::move(*fast) : open_checked(location.path, source);
   if (fd.get() < 0) {
     if (!location.required) return NodeConfig{};
     fail_open(source, ENOENT, errno_text(ENOENT));
