@@ -30,7 +30,8 @@ PROOF_TIMEOUT=$(param execaff.proof_timeout 120)
 # One line per exec on the console: a stalled run shows where it stalled.
 PROOF_PROGRESS=1
 export PROOF_VERBOSE PROOF_TIMEOUT PROOF_PROGRESS
-echo "isolated: $(cat /sys/devices/system/cpu/isolated)  nohz_full: $(cat /sys/devices/system/cpu/nohz_full)"
+# matrix.sh boots this VM with maxcpus=1: the tracing check and the warm-up
+# below run with CPU 0 alone, then the other CPUs come online.
 execaff-schedtrace check || exit $?
 
 # Two idle tracefs instances with the harness's events, a pid filter and
@@ -43,6 +44,10 @@ execaff-schedtrace check || exit $?
 # the harness removed its instance).  With two probes already on every
 # tracepoint, the harness's own (un)registrations only swap the probe
 # array and never patch the call sites.  A real machine does not need this.
+# The warm-up's own patches hung too, once in a while (a soft lockup of the
+# scenario's shell, 12-04, two CI runs in five), which is why they run
+# before the other CPUs are up: a text patch with one CPU online waits for
+# no other CPU.
 T=/sys/kernel/tracing
 sleep 100000 &
 warm_pid=$!
@@ -57,6 +62,17 @@ for w in execaff-warm-1 execaff-warm-2; do
     echo 1 >"$d/options/event-fork"
     echo "$warm_pid" >"$d/set_event_pid"
 done
+
+# Now the node's other CPUs; isolcpus= and nohz_full= apply to them as they
+# come online.
+sys=/sys/devices/system/cpu
+for f in $sys/cpu[0-9]*/online; do
+    [ "$(cat "$f")" = 1 ] || echo 1 >"$f" || { echo "cannot online ${f%/online}"; exit 125; }
+done
+if [ "$(cat $sys/online)" != "$(cat $sys/present)" ]; then
+    echo "CPUs online $(cat $sys/online), present $(cat $sys/present)"; exit 125
+fi
+echo "online: $(cat $sys/online)  isolated: $(cat $sys/isolated)  nohz_full: $(cat $sys/nohz_full)"
 
 t0=$(cut -d' ' -f1 /proc/uptime)
 set -- --env vm --set "$set_name" --execs "$execs" --out /tmp/proof \

@@ -27,7 +27,12 @@
 #
 # The guest runs under TCG (no KVM needed; KVM is used when /dev/kvm is
 # usable and EXECAFF_VM_KVM=1). The kernel is started with panic=-1 and qemu
-# with -no-reboot, so a panic ends qemu at once.
+# with -no-reboot, so a panic ends qemu at once. A CPU stuck in the kernel
+# for 60 s panics it (softlockup_panic=1, watchdog_thresh=30), with every
+# CPU's backtrace and the kernel log replayed onto the console
+# (panic_print=0x20; /init keeps that log off the console otherwise), and
+# the first report is printed on stderr: a lockup costs a minute and leaves
+# its call trace instead of running into --timeout with one line.
 set -euo pipefail
 
 prog=run-vm
@@ -67,6 +72,7 @@ command -v "$qemu" >/dev/null || die "$qemu not found (apt-get install qemu-syst
 command -v timeout >/dev/null || die "timeout not found (coreutils)"
 
 cmdline="console=ttyS0 panic=-1 oops=panic quiet execaff.cgroup=$cgroup"
+cmdline="$cmdline softlockup_panic=1 softlockup_all_cpu_backtrace=1 watchdog_thresh=30 panic_print=0x20"
 [ $interactive = 0 ] || cmdline="$cmdline execaff.shell=1"
 for a in "${append[@]}"; do cmdline="$cmdline $a"; done
 
@@ -145,6 +151,9 @@ if [ $qrc = 124 ] || [ $qrc = 137 ]; then
 fi
 if grep -q 'Kernel panic' "$tmp/clean.log"; then
     echo "$prog: KERNEL PANIC in the guest after ${elapsed}s" >&2
+    # The first report (soft lockup, BUG, WARNING, Oops) with its trace.
+    awk '!on && /soft lockup|BUG:|WARNING:|Oops|rcu.*stall/ { on = 1 }
+         on && n++ < 80' "$tmp/clean.log" | sed 's/^/  > /' >&2
     tail_log
     exit 125
 fi
