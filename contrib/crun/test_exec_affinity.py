@@ -331,7 +331,12 @@ class Cases:
                     traces[label] = normalize_strace(f.read(), {rt: "CRUN", c.root: "ROOT",
                                                                 c.id: "ID", path: "PROCESS"})
         import difflib
-        diff = "\n".join(difflib.unified_diff(traces["stock"], traces["patched"], "stock",
+        # Each process's calls in its own order; how strace interleaves
+        # processes that run at once is the scheduler's (crun 1.21's parent
+        # and grandchild race around setsid), so the lines are grouped by
+        # process first (a stable sort on the process label).
+        by_process = {k: sorted(v, key=lambda l: l.split(" ", 1)[0]) for k, v in traces.items()}
+        diff = "\n".join(difflib.unified_diff(by_process["stock"], by_process["patched"], "stock",
                                               "patched", lineterm=""))
         affinity = [l for l in traces["patched"] if "affinity" in l
                     and not (self.base_resets and CRUN_RESET.search(l.replace("NUM", "1")))]
