@@ -398,12 +398,16 @@ check_outputs() {
     if [ "$mode" = patched ]; then
         "$outdir/crun" --version | grep '+EXECAFF' >/dev/null ||
             die "patched crun does not report +EXECAFF in --version"
+        # execaff-shim detects the fork by its ELF note, not by --version.
+        readelf -nW "$outdir/crun" | grep -E '^ +execaff +0x' >/dev/null ||
+            die "patched crun has no execaff ELF note (readelf -n)"
         # Linked in statically, C++ runtime and all: a shared libexecaff
         # would be mapped into every crun command (DESIGN.md, 8).
         ! readelf -dW "$outdir/crun" | grep -E 'NEEDED.*(execaff|stdc\+\+)' >/dev/null ||
             die "patched crun loads libexecaff or libstdc++ as a shared library"
     else
         ! "$outdir/crun" --version | grep '+EXECAFF' >/dev/null || die "stock crun reports +EXECAFF?"
+        ! readelf -nW "$outdir/crun" | grep -E '^ +execaff +0x' >/dev/null || die "stock crun has an execaff ELF note?"
     fi
 }
 
