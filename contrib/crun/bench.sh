@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Exec latency, stock crun 1.8.1 vs the forked crun, side by side.  Two
+# Exec latency, stock crun vs the forked crun (1.8.1-based unless --base
+# 1.21), side by side.  Two
 # busybox containers created by stock crun (cpuset C0-C1, "0-1" on the CI
 # machine); every command execs `true` into one of them:
 #
@@ -42,9 +43,21 @@
 # its ratio to "stock" in the same round; CPU is user+sys of crun and the
 # children it reaps (wait4), which excludes the exec'd program.
 #
-# Usage: bench.sh [--rounds N] [--warmup N] [--stock CRUN]
-#                 [--crun FORKED_CRUN] [--extra NAME=CRUN]... [--json FILE]
-#                 [--no-node-config] [--first-image-pin]
+# --base 1.21 takes the 1.21 builds (/var/tmp/execaff-crun/{stock,patched}-1.21)
+# and adds Debian's own crun 1.21 binary as "crun 1.21" (--extra, installed
+# by contrib/install-peers.sh beside trixie's glibc, libsystemd, libseccomp,
+# libcap and libyajl): "fork + field vs crun 1.21 + field" is the fork
+# against the runtime that applies the same field itself.  For that to
+# compare the code and not the libraries, the stock and fork binaries run
+# as copies relinked (patchelf: interpreter and RPATH) onto the peer's
+# libraries: with the host's, bookworm's libsystemd alone (NEEDED
+# libgcrypt, liblzma, libzstd, liblz4, libgpg-error, loaded by both of
+# crun's images) made the same crun 1.21 source 12 % slower per exec than
+# Debian's binary.  --host-libs keeps the host's libraries.
+#
+# Usage: bench.sh [--base 1.8.1|1.21] [--host-libs] [--rounds N] [--warmup N]
+#                 [--stock CRUN] [--crun FORKED_CRUN] [--extra NAME=CRUN]...
+#                 [--json FILE] [--no-node-config] [--first-image-pin]
 # Defaults: 400 rounds, 20 warmup rounds, /var/tmp/execaff-crun/{stock,patched}/crun.
 # Exit 1 when "fork + field" is more than 3% over "stock" (the target, by the
 # paired ratio), 2 on setup errors.
@@ -53,10 +66,12 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 args=("$@")
 rounds=400 warmup=20 json= extra=() node_config=present first_image=no
-stock=/var/tmp/execaff-crun/stock/crun
-crun=/var/tmp/execaff-crun/patched/crun
+base=1.8.1 stock='' crun='' host_libs=no
+peer_121=/var/tmp/execaff-peers/crun-1.21/crun
 while [ $# -gt 0 ]; do
     case $1 in
+    --base) base=$2; shift ;;
+    --host-libs) host_libs=yes ;;
     --rounds) rounds=$2; shift ;;
     --warmup) warmup=$2; shift ;;
     --stock) stock=$2; shift ;;
@@ -71,6 +86,13 @@ while [ $# -gt 0 ]; do
     shift
 done
 [ "$(id -u)" = 0 ] || { echo "bench.sh: needs root" >&2; exit 2; }
+case $base in
+1.8.1) suffix= ;;
+1.21) suffix=-1.21 ;;
+*) echo "bench.sh: unknown --base $base (1.8.1 or 1.21)" >&2; exit 2 ;;
+esac
+stock=${stock:-/var/tmp/execaff-crun/stock$suffix/crun}
+crun=${crun:-/var/tmp/execaff-crun/patched$suffix/crun}
 if [ "$node_config" = absent ] && [ "$first_image" = yes ]; then
     echo "bench.sh: --first-image-pin needs the node config" >&2; exit 2
 fi
@@ -81,8 +103,26 @@ if [ "$node_config" = absent ] && [ -e /etc/execaff ] && [ -z "${EXECAFF_BENCH_P
         bash "$0" "${args[@]}"
 fi
 
-exec python3 - "$here" "$stock" "$crun" "$rounds" "$warmup" "$json" "$node_config" "$first_image" \
-    "${extra[@]}" <<'PY'
+relinked=
+if [ "$base" = 1.21 ] && [ -x "$peer_121" ]; then
+    extra+=("crun 1.21=$peer_121")
+    peer_lib=$(dirname "$peer_121")/lib
+    if [ "$host_libs" = no ]; then
+        command -v patchelf >/dev/null || { echo "bench.sh: --base 1.21 needs patchelf (or --host-libs)" >&2; exit 2; }
+        relinked=$(mktemp -d /tmp/execaff-bench-relinked.XXXXXX)
+        for b in stock crun; do
+            cp "${!b}" "$relinked/$b"
+            patchelf --set-interpreter "$peer_lib/ld-linux-x86-64.so.2" --set-rpath "$peer_lib" --force-rpath \
+                "$relinked/$b"
+            printf -v "$b" '%s' "$relinked/$b"
+        done
+        echo "stock and fork relinked onto $peer_lib (Debian crun 1.21's libraries): $relinked" >&2
+    fi
+fi
+
+rc=0
+python3 - "$here" "$stock" "$crun" "$rounds" "$warmup" "$json" "$node_config" "$first_image" \
+    "${extra[@]}" <<'PY' || rc=$?
 import json, os, random, statistics, subprocess, sys, time
 here, stock, crun, rounds, warmup, json_out, node_mode, first_image = sys.argv[1:9]
 extra = [e.split("=", 1) for e in sys.argv[9:]]
@@ -229,10 +269,15 @@ if first_image == "yes":
           "annotation %+.1f%%" % ((paired_of("fork + field, 1st image", "fork + field") - 1) * 100,
                                   (paired_of("fork + annot., 1st image", "fork + annotation") - 1) * 100))
 for name, _ in extra:
-    print("fork + field vs %s + field: %.3f paired" % (name, paired_of("fork + field", name + " + field")))
+    print("fork + field vs %s + field: %.3f paired, cpu %.3f (medians %.2f / %.2f ms)" % (
+        name, paired_of("fork + field", name + " + field"),
+        row["fork + field"]["cpu_s"] / row[name + " + field"]["cpu_s"],
+        row["fork + field"]["cpu_s"] * 1e3, row[name + " + field"]["cpu_s"] * 1e3))
 print("load average during the run: %s" % open("/proc/loadavg").read().split()[:3])
 if json_out:
     with open(json_out, "w") as f:
         json.dump({"rows": rows, "times": times, "cpu": cpu}, f, indent=1)
 sys.exit(0 if over <= 3.0 else 1)
 PY
+[ -z "$relinked" ] || rm -rf "$relinked"
+exit "$rc"

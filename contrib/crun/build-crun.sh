@@ -1,26 +1,41 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Builds Debian bookworm's crun (1.8.1) from its Debian source package,
-# either as Debian ships it (--stock) or with every contrib/crun/*.patch
-# applied and linked against libexecaff through pkg-config (--patched).
+# Builds Debian's crun from its source, either as Debian ships it (--stock)
+# or with every contrib/crun/BASE/*.patch applied and linked against
+# libexecaff through pkg-config (--patched).  Two bases:
 #
-# Usage: build-crun.sh [--stock|--patched] [options] OUTDIR
+#   1.8.1  Debian bookworm's crun 1.8.1-1+deb12u1, the host's own source
+#          package (apt-get source through a deb-src twin of the host's
+#          bookworm sources).
+#   1.21   Debian trixie's crun 1.21-1, the first Debian crun that applies
+#          process.execCPUAffinity itself.  Fetched through a private trixie
+#          deb-src list (contrib/private-apt.sh: the host's sources are not
+#          touched).  The mirror may serve only the upstream tarball
+#          (crun_1.21.orig.tar.gz) and 404 the .dsc and .debian.tar.xz:
+#          then the tarball's SHA-256 is checked against trixie's signed
+#          Sources index and upstream 1.21 is built from it, without
+#          Debian's patches (build-info.txt says which).
+#
+# Usage: build-crun.sh [--stock|--patched] [--base 1.8.1|1.21] [options] OUTDIR
 #
 #   --stock                  Debian's crun as is (default)
 #   --patched                plus every *.patch of the patch dir, in name
 #                            order, linked statically against libexecaff
 #                            (pkg-config --static libexecaff-static)
+#   --base VERSION           1.8.1 (default) or 1.21
 #   --pkg-config-path DIRS   where libexecaff-static's .pc lives: a meson
 #                            build dir's libexecaff/ or PREFIX/lib/.../pkgconfig
 #                            (default $EXECAFF_PKG_CONFIG_PATH); prepended to
 #                            PKG_CONFIG_PATH
-#   --patch-dir DIR          take *.patch from DIR (default: this script's dir)
+#   --patch-dir DIR          take *.patch from DIR (default: BASE/ beside
+#                            this script)
 #   --jobs N                 make -jN (default $JOBS or nproc)
 #
 # Leaves OUTDIR/crun and OUTDIR/tests/init (crun's test init), plus
 # OUTDIR/timings.txt (seconds per step), OUTDIR/build-info.txt, and the
 # source under OUTDIR/work (src/: Debian's source package, tree/: the build).
+# One OUTDIR holds one base: a different --base on the same OUTDIR is refused.
 #
 # Environment:
 #   EXECAFF_PKG_CONFIG_PATH  see --pkg-config-path
@@ -31,13 +46,16 @@
 #   JOBS                     see --jobs
 #   NO_APT=1                 never touch apt (sources, build deps); fail
 #                            instead if something is missing
+#   PRIVATE_APT_MIRROR       the Debian mirror of the private trixie list
+#                            (--base 1.21; contrib/private-apt.sh)
 #
 # Idempotent: a second run with the same inputs redoes nothing but the
 # (no-op) make; a changed patch set re-extracts the source tree.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-patch_dir=$here
+patch_dir=
+base=1.8.1
 mode=stock
 jobs=${JOBS:-$(nproc)}
 pc_path=${EXECAFF_PKG_CONFIG_PATH:-}
@@ -52,6 +70,8 @@ while [ $# -gt 0 ]; do
     --pkg-config-path) pc_path=$2; shift ;;
     --pkg-config-path=*) pc_path=${1#*=} ;;
     --patch-dir) patch_dir=$(cd "$2" && pwd); shift ;;
+    --base) base=$2; shift ;;
+    --base=*) base=${1#*=} ;;
     --jobs) jobs=$2; shift ;;
     -h | --help) usage ;;
     -*) echo "build-crun.sh: unknown option $1" >&2; usage ;;
@@ -60,15 +80,28 @@ while [ $# -gt 0 ]; do
     shift
 done
 [ -n "$outdir" ] || usage
+log() { printf 'build-crun: %s\n' "$*" >&2; }
+die() { printf 'build-crun: error: %s\n' "$*" >&2; exit 1; }
+
+# What each base is: the Debian version, and for 1.21 the suite it comes
+# from (bookworm's is the host's own).
+case $base in
+1.8.1) debian_version= ;;  # whatever bookworm's sources carry (1.8.1-1+deb12u1)
+1.21) debian_version=1.21-1 suite=trixie ;;
+*) echo "build-crun.sh: unknown --base $base (1.8.1 or 1.21)" >&2; usage ;;
+esac
+patch_dir=${patch_dir:-$here/$base}
+
 mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
 work=$outdir/work
 mkdir -p "$work"
+if [ -f "$work/base" ] && [ "$(cat "$work/base")" != "$base" ]; then
+    die "$outdir holds a crun $(cat "$work/base") build; use another OUTDIR for --base $base"
+fi
+echo "$base" >"$work/base"
 timings=$outdir/timings.txt
 : >"$timings"
-
-log() { printf 'build-crun: %s\n' "$*" >&2; }
-die() { printf 'build-crun: error: %s\n' "$*" >&2; exit 1; }
 
 # step NAME CMD...: runs CMD (errexit applies inside it), prints and records
 # how long it took; a step that ends the script is named by the EXIT trap.
@@ -92,13 +125,14 @@ on_exit() {
 }
 trap 'on_exit $?' EXIT
 
-# The extracted Debian source tree (work/src/crun-VERSION/), or nothing.
+# The extracted Debian source tree (work/src/crun-BASE/), or nothing.
 source_tree() {
-    local trees=("$work"/src/crun-*/)
-    [ -d "${trees[0]}" ] && echo "${trees[0]%/}"
+    [ -d "$work/src/crun-$base" ] && echo "$work/src/crun-$base"
 }
 
 apt_ok() { [ "${NO_APT:-0}" != 1 ]; }
+# shellcheck source=contrib/private-apt.sh
+. "$here/../private-apt.sh"
 
 # --- 1. deb-src entry ------------------------------------------------------
 # A separate .sources file with Types: deb-src and the same URIs, suites and
@@ -160,9 +194,84 @@ fetch_source() {
     source_tree >/dev/null || die "apt-get source crun left no crun-*/ tree"
 }
 
+# --- 1-3 for --base 1.21: trixie's source through a private list ----------
+# work/apt: a private deb-src list of trixie (contrib/private-apt.sh), used
+# only when the source is not there yet.
+trixie_apt=$work/apt
+ensure_private_src_list() {
+    source_tree >/dev/null && { log "source already in $work/src"; return 0; }
+    apt_ok || die "no crun $base source in $work/src and NO_APT=1"
+    private_apt_update "$trixie_apt" "$suite" deb-src ||
+        die "apt-get update of the private $suite deb-src list ($trixie_apt/sources.list) failed"
+    showsrc_stanza | grep '^Package: crun' >/dev/null ||
+        die "$suite's Sources index has no crun $debian_version"
+}
+
+# The Sources stanza of crun $debian_version.
+showsrc_stanza() {
+    private_apt_cache "$trixie_apt" showsrc crun 2>/dev/null |
+        awk -v v="$debian_version" '/^Package:/ { keep = 0; buf = "" } { buf = buf $0 "\n" }
+            /^Version:/ && $2 == v { keep = 1 } /^$/ && keep { printf "%s", buf; exit } END { if (keep) printf "%s", buf }'
+}
+
+# The build needs of crun 1.21's debian/control (trixie's Build-Depends)
+# that a configure --disable-criu from a release tarball uses, as bookworm
+# packages: no go-md2man (the tarball has the man pages), no gperf (nor the
+# generated mount_flags.c and signals.c), no CRIU, no WasmEdge.
+ensure_build_deps_121() {
+    local pkgs=(dpkg-dev python3 pkg-config autoconf automake libtool make gcc patch
+        libcap-dev libseccomp-dev libsystemd-dev libyajl-dev)
+    local missing=() p
+    for p in "${pkgs[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'ok installed' >/dev/null || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    apt_ok || die "missing packages: ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# The Checksums-Sha256 of FILE in trixie's Sources index for crun.
+sources_sha256() {
+    showsrc_stanza |
+        awk -v f="$1" '/^Checksums-Sha256:/ { on = 1; next } /^[^ ]/ { on = 0 } on && $3 == f { print $1; exit }'
+}
+
+# Debian's source package when the mirror has it all (dpkg-source applies
+# Debian's patches), else the upstream tarball alone; either way each file
+# downloaded is checked against the signed Sources index (apt does, and so
+# does this function, for the tarball it extracts by hand).
+fetch_source_121() {
+    local dl=$work/src/download orig=crun_${base}.orig.tar.gz want got
+    source_tree >/dev/null && return 0
+    mkdir -p "$dl"
+    id _apt >/dev/null 2>&1 && chown _apt "$dl"
+    if (cd "$dl" && private_apt "$trixie_apt" source --download-only "crun=$debian_version" >"$dl/apt.log" 2>&1); then
+        log "Debian's source package crun $debian_version: extracting with its patches"
+        (cd "$work/src" && dpkg-source -x "$dl/crun_$debian_version.dsc" "crun-$base" >&2) ||
+            die "dpkg-source -x crun_$debian_version.dsc failed"
+        echo "Debian $debian_version (dpkg-source: upstream + debian/patches)" >"$work/src/origin"
+        return 0
+    fi
+    grep -E '^(Err|E):' "$dl/apt.log" | sed 's/^/  /' >&2 || true
+    log "the full source package is not downloadable: taking the upstream tarball alone"
+    (cd "$dl" && private_apt "$trixie_apt" source --download-only --tar-only "crun=$debian_version" >>"$dl/apt.log" 2>&1) ||
+        { tail -n 5 "$dl/apt.log" >&2; die "apt-get source --tar-only crun=$debian_version failed (see $dl/apt.log)"; }
+    want=$(sources_sha256 "$orig")
+    got=$(sha256sum "$dl/$orig" | cut -d' ' -f1)
+    [ -n "$want" ] || die "$suite's Sources index lists no SHA-256 for $orig"
+    [ "$want" = "$got" ] || die "$orig: SHA-256 $got, $suite's Sources index says $want"
+    log "$orig: SHA-256 $got matches $suite's Sources index"
+    rm -rf "$work/src/crun-$base.partial"
+    mkdir -p "$work/src/crun-$base.partial"
+    tar -xzf "$dl/$orig" -C "$work/src/crun-$base.partial" --strip-components=1 ||
+        die "cannot extract $orig"
+    mv "$work/src/crun-$base.partial" "$work/src/crun-$base"
+    echo "upstream $base ($orig, sha256 $got, as in $suite's Sources for $debian_version); Debian's patches not applied: crun_$debian_version.debian.tar.xz not downloadable" >"$work/src/origin"
+}
+
 patches=()
 patch_set_id() {
-    local id=$mode
+    local id=$mode  # one OUTDIR holds one base (work/base)
     if [ "$mode" = patched ]; then
         id="$id $(cat "${patches[@]}" /dev/null | sha256sum | cut -c1-16)"
     fi
@@ -273,7 +382,8 @@ install_outputs() {
     install -m 0755 "$work/tree/tests/init" "$outdir/tests/init"
     {
         echo "mode: $mode"
-        echo "source: $(basename "$(source_tree)")"
+        echo "base: $base"
+        echo "source: $(basename "$(source_tree)") ($(cat "$work/src/origin" 2>/dev/null || echo "Debian's source package"))"
         echo "patches: ${patches[*]:-none}"
         echo "execaff: ${execaff_pc:-none}${execaff_pc:+ $(pkg-config --modversion "$execaff_pc")}"
         echo "configure: $(cat "$work/tree/.execaff-configured")"
@@ -288,12 +398,16 @@ check_outputs() {
     if [ "$mode" = patched ]; then
         "$outdir/crun" --version | grep '+EXECAFF' >/dev/null ||
             die "patched crun does not report +EXECAFF in --version"
+        # execaff-shim detects the fork by its ELF note, not by --version.
+        readelf -nW "$outdir/crun" | grep -E '^ +execaff +0x' >/dev/null ||
+            die "patched crun has no execaff ELF note (readelf -n)"
         # Linked in statically, C++ runtime and all: a shared libexecaff
         # would be mapped into every crun command (DESIGN.md, 8).
         ! readelf -dW "$outdir/crun" | grep -E 'NEEDED.*(execaff|stdc\+\+)' >/dev/null ||
             die "patched crun loads libexecaff or libstdc++ as a shared library"
     else
         ! "$outdir/crun" --version | grep '+EXECAFF' >/dev/null || die "stock crun reports +EXECAFF?"
+        ! readelf -nW "$outdir/crun" | grep -E '^ +execaff +0x' >/dev/null || die "stock crun has an execaff ELF note?"
     fi
 }
 
@@ -305,9 +419,15 @@ if [ "$mode" = patched ]; then
 fi
 
 total0=$(now)
-step deb-src ensure_deb_src
-step build-deps ensure_build_deps
-step source fetch_source
+if [ "$base" = 1.8.1 ]; then
+    step deb-src ensure_deb_src
+    step build-deps ensure_build_deps
+    step source fetch_source
+else
+    step deb-src ensure_private_src_list
+    step build-deps ensure_build_deps_121
+    step source fetch_source_121
+fi
 step prepare-tree prepare_tree
 step resolve-execaff resolve_execaff
 step configure configure_tree

@@ -1,13 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# CI for the forked crun: builds Debian's crun 1.8.1 stock and patched
-# (build-crun.sh), runs crun's own exec/process tests on both
-# (run-crun-tests.sh) and requires the same result per test, then runs
-# test_exec_affinity.py on the patched build.
+# CI for the forked crun: builds Debian's crun (1.8.1 unless --base says
+# 1.21) stock and patched (build-crun.sh), runs crun's own exec/process
+# tests on both (run-crun-tests.sh) and requires the same result per test,
+# then runs test_exec_affinity.py on the patched build.
 #
-# Usage: ci.sh [LIBEXECAFF_BUILD_DIR]
+# Usage: ci.sh [--base 1.8.1|1.21] [LIBEXECAFF_BUILD_DIR]
 #
+#   --base VERSION        build-crun.sh's base (default 1.8.1); 1.21 builds
+#                         into stock-1.21/ and patched-1.21/, logs into
+#                         ci-logs-1.21/, and compares with baseline-1.21.txt
 #   LIBEXECAFF_BUILD_DIR  a meson build dir of this repository (it has
 #                         libexecaff/libexecaff-static.a, its
 #                         libexecaff-static-uninstalled.pc, and
@@ -16,7 +19,7 @@
 #                         when missing with -Dtests=false.
 #
 # Environment: EXECAFF_CRUN_WORK (default /var/tmp/execaff-crun) holds the
-# builds (stock/, patched/) and the logs (ci-logs/); NO_APT=1 as in
+# builds (stock/, patched/ for 1.8.1) and the logs (ci-logs/); NO_APT=1 as in
 # build-crun.sh; CI_ALL_CRUN_TESTS=1 runs every crun test file, not only
 # the exec/process set.
 #
@@ -28,8 +31,21 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 work=${EXECAFF_CRUN_WORK:-/var/tmp/execaff-crun}
+base=1.8.1
+if [ "${1:-}" = --base ]; then
+    base=${2:?--base needs 1.8.1 or 1.21}
+    shift 2
+fi
+case $base in
+1.8.1) suffix= ;;
+1.21) suffix=-1.21 ;;
+*) echo "ci.sh: unknown --base $base (1.8.1 or 1.21)" >&2; exit 2 ;;
+esac
 libbuild=${1:-$work/libbuild-fork}
-logs=$work/ci-logs
+logs=$work/ci-logs$suffix
+stock=$work/stock$suffix
+patched=$work/patched$suffix
+baseline=$here/baseline-$base.txt
 mkdir -p "$work" "$logs"
 
 passed=0 failed=0 skipped=0
@@ -68,18 +84,20 @@ pcdir=$libbuild/libexecaff
     { check build/libexecaff-pc 1 "no $pcdir/libexecaff-static-uninstalled.pc"; finish; }
 
 # --- 2. crun, stock and patched -------------------------------------------
-"$here/build-crun.sh" --stock "$work/stock" >"$logs/build-stock.log" 2>&1
+"$here/build-crun.sh" --base "$base" --stock "$stock" >"$logs/build-stock.log" 2>&1
 check build/crun-stock $? "see $logs/build-stock.log"
-"$here/build-crun.sh" --patched --pkg-config-path "$pcdir" "$work/patched" >"$logs/build-patched.log" 2>&1
+"$here/build-crun.sh" --base "$base" --patched --pkg-config-path "$pcdir" "$patched" >"$logs/build-patched.log" 2>&1
 check build/crun-patched $? "see $logs/build-patched.log"
-[ -x "$work/stock/crun" ] && [ -x "$work/patched/crun" ] || finish
+[ -x "$stock/crun" ] && [ -x "$patched/crun" ] || finish
 
 # --- 3. crun's own tests: the patched build must do exactly as stock -------
 all=()
 [ "${CI_ALL_CRUN_TESTS:-0}" = 1 ] && all=(--all)
 for b in stock patched; do
     say "crun's tests on $b"
-    "$here/run-crun-tests.sh" "${all[@]}" --log-dir "$logs/crun-tests-$b" "$work/$b" \
+    dir=$stock
+    [ $b = patched ] && dir=$patched
+    "$here/run-crun-tests.sh" "${all[@]}" --baseline "$baseline" --log-dir "$logs/crun-tests-$b" "$dir" \
         >"$logs/crun-tests-$b.txt" 2>&1
     rc=$?
     say "  $(tail -n 1 "$logs/crun-tests-$b.txt")"
@@ -90,7 +108,7 @@ done
 # 5-digit PID) may pass on one and fail on the other; it counts as passed
 # and is named.
 compare=$(python3 - "$logs/crun-tests-stock.txt" "$logs/crun-tests-patched.txt" \
-    "$here/baseline-1.8.1.txt" <<'EOF'
+    "$baseline" <<'EOF'
 import re, sys
 def results(path):
     out = {}
@@ -124,7 +142,7 @@ say "crun tests compared: $(grep -c '^ok' <<<"$compare") same, $(grep -c '^FAIL'
 
 # --- 4. the exec-affinity tests ---------------------------------------------
 say "test_exec_affinity.py"
-python3 "$here/test_exec_affinity.py" --crun "$work/patched/crun" --stock "$work/stock/crun" \
+python3 "$here/test_exec_affinity.py" --crun "$patched/crun" --stock "$stock/crun" \
     --shim "$libbuild/shim/execaff-shim" >"$logs/exec-affinity.txt" 2>&1
 rc=$?
 sed 's/^/    /' "$logs/exec-affinity.txt"

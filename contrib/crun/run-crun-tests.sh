@@ -10,7 +10,8 @@
 #   CRUN_DIR             build-crun.sh's OUTDIR: CRUN_DIR/crun, CRUN_DIR/tests/init
 #                        and the source tree CRUN_DIR/work/tree/tests
 #   --baseline FILE      known failures ("test_file.py:test-name  reason" a line);
-#                        default: baseline-1.8.1.txt beside this script
+#                        default: baseline-BASE.txt beside this script, BASE
+#                        from CRUN_DIR/build-info.txt (1.8.1 or 1.21)
 #   --tests-dir DIR      where test_*.py live (default CRUN_DIR/work/tree/tests)
 #   --all                run every test_*.py, not only the exec/process set
 #   --files "a.py b.py"  run exactly these files
@@ -28,7 +29,7 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-baseline=$here/baseline-1.8.1.txt
+baseline=default
 tests_dir=
 log_dir=
 files=
@@ -64,6 +65,10 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$crun_dir" ] || usage
 crun_dir=$(cd "$crun_dir" && pwd) || exit 2
+if [ "$baseline" = default ]; then
+    base=$(sed -n 's/^base: //p' "$crun_dir/build-info.txt" 2>/dev/null)
+    baseline=$here/baseline-${base:-1.8.1}.txt
+fi
 tests_dir=${tests_dir:-$crun_dir/work/tree/tests}
 log_dir=${log_dir:-$crun_dir/test-logs}
 [ -x "$crun_dir/crun" ] || { echo "no $crun_dir/crun" >&2; exit 2; }
