@@ -400,6 +400,28 @@ TEST(NativeCache, KeepsAtMostTheNewestEntries) {
   EXPECT_FALSE(cache.lookup(id));  // the oldest, dropped
 }
 
+// lookup parses only the line that starts with its binary's identity: each
+// entry is still found among others, and an identity that only shares a
+// prefix of digits with one (inode 1 against 12) is no match.
+TEST(NativeCache, FindsItsLineAmongOthers) {
+  const TempDir dir;
+  NativeCache cache(dir.path() + "/native", owner());
+  BinaryIdentity id;
+  for (unsigned i = 1; i <= 12; ++i) {
+    id.ino = i;
+    ASSERT_TRUE(cache.store(
+        id, native_support_from_version_line("crun version 1." + std::to_string(20 + i))));
+  }
+  for (unsigned i : {1U, 5U, 12U}) {
+    id.ino = i;
+    const auto got = cache.lookup(id);
+    ASSERT_TRUE(got) << i;
+    EXPECT_EQ(got->version, "1." + std::to_string(20 + i)) << i;
+  }
+  id.ino = 13;
+  EXPECT_FALSE(cache.lookup(id));
+}
+
 // ------------------------------------------------------------ the CLI form
 
 execaff::shim::CommandLine line_of(std::vector<std::string> args) {
