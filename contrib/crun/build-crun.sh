@@ -207,11 +207,13 @@ ensure_private_src_list() {
         die "$suite's Sources index has no crun $debian_version"
 }
 
-# The Sources stanza of crun $debian_version.
+# The Sources stanza of crun $debian_version.  awk reads to the end: an
+# early exit would kill apt-cache with SIGPIPE, and pipefail would fail.
 showsrc_stanza() {
     private_apt_cache "$trixie_apt" showsrc crun 2>/dev/null |
         awk -v v="$debian_version" '/^Package:/ { keep = 0; buf = "" } { buf = buf $0 "\n" }
-            /^Version:/ && $2 == v { keep = 1 } /^$/ && keep { printf "%s", buf; exit } END { if (keep) printf "%s", buf }'
+            /^Version:/ && $2 == v { keep = 1 } /^$/ && keep && !done { printf "%s", buf; done = 1 }
+            END { if (keep && !done) printf "%s", buf }'
 }
 
 # The build needs of crun 1.21's debian/control (trixie's Build-Depends)
