@@ -168,14 +168,19 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     request.process = parse_process_document(read_file(line.process->value),
                                              "process file " + quoted(line.process->value));
   }
-  request.config = parse_config_document(config_text, "config " + quoted(state->config_path));
+  // The process object as written only for the CLI form, which may be
+  // converted into a process file (cli_process.hpp).
+  request.config =
+      parse_config_document(config_text, "config " + quoted(state->config_path), !line.process);
   request.container_pid = state->init_pid;
   request.handler_default = config.node.handler_default;
   request.housekeeping = config.node.housekeeping_cpus;
 
   const NodeFacts node;
   const Decision decision = decide(node, request);
-  log.debug_line("decision for " + quoted(line.container_id) + ": " + decision_to_json(decision));
+  if (log.debug) {
+    log.debug_line("decision for " + quoted(line.container_id) + ": " + decision_to_json(decision));
+  }
   if (!decision.pinned) return untouched;
 
   std::vector<std::string> argv = untouched;

@@ -150,9 +150,10 @@ class LinuxValue : public json::ObjectOf<2> {
 class ConfigValue : public json::ObjectOf<3> {
  public:
   ConfigValue(ConfigDocument* target, json::ValueText* text)
-      : ObjectOf(
-            {{{"process", &process_both_}, {"annotations", &annotations_}, {"linux", &linux_}}},
-            Nulls::refused),
+      : ObjectOf({{{"process", text != nullptr ? static_cast<Handler*>(&process_both_) : &process_},
+                   {"annotations", &annotations_},
+                   {"linux", &linux_}}},
+                 Nulls::refused),
         process_(&target->process, Nulls::absent, nullptr, true),
         process_as_written_(&target->process_as_written, text),
         process_both_(&process_, &process_as_written_, &tees_),
@@ -178,9 +179,15 @@ class ConfigValue : public json::ObjectOf<3> {
 }  // namespace
 }  // namespace spec
 
-ConfigDocument parse_config_document(std::string_view text, std::string_view source) {
+ConfigDocument parse_config_document(std::string_view text, std::string_view source,
+                                     bool keep_process_as_written) {
   ConfigDocument document;
   document.source = source;
+  if (!keep_process_as_written) {
+    spec::ConfigValue root(&document, nullptr);
+    json::read(text, root, document.source);
+    return document;
+  }
   // Read from a copy the document keeps: the process object as written
   // points into it.
   auto kept = std::make_shared<json::ValueText>();

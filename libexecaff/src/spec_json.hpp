@@ -151,8 +151,12 @@ struct ConfigDocument {
 
 // Parse a config.json (the process object is under "process").  Throws
 // the same errors, for execCPUAffinity, annotations, linux.resources.cpu.cpus
-// and linux.cgroupsPath.
-[[nodiscard]] ConfigDocument parse_config_document(std::string_view text, std::string_view source);
+// and linux.cgroupsPath.  Without `keep_process_as_written`,
+// process_as_written stays null and process_text empty: an exec given a
+// process file (--process, CRI-O's and containerd's form) never converts
+// the CLI form, and building the tree was a quarter of the parse's work.
+[[nodiscard]] ConfigDocument parse_config_document(std::string_view text, std::string_view source,
+                                                   bool keep_process_as_written = true);
 
 // A seccomp profile alone (the object linux.seccomp holds), for tests and
 // the fuzzer; errors as in ConfigDocument::seccomp, kept in `problem`.

@@ -230,6 +230,27 @@ TEST(ConfigView, ProcessLaunchAndCapabilities) {
   EXPECT_FALSE(config.process.capabilities.problem);
 }
 
+TEST(ConfigView, TheProcessObjectAsWrittenOnlyWhenAsked) {
+  // An exec with a process file never converts the CLI form: the typed view
+  // alone, the same as with the tree.
+  const std::string text =
+      R"({"annotations":{"a":"b"},"process":{"args":["sh"],"execCPUAffinity":{"final":"1"}},)"
+      R"("linux":{"resources":{"cpu":{"cpus":"0-1"}}}})";
+  const ConfigDocument typed = parse_config_document(text, "config", false);
+  const ConfigDocument both = parse_config_document(text, "config");
+  EXPECT_EQ(typed.process_as_written.kind, json::Kind::null);
+  EXPECT_FALSE(typed.process_text);
+  EXPECT_EQ(both.process_as_written.kind, json::Kind::object);
+  EXPECT_EQ(typed.process.affinity->final, both.process.affinity->final);
+  EXPECT_EQ(typed.process.launch.checked().args, both.process.launch.checked().args);
+  EXPECT_EQ(typed.annotations, both.annotations);
+  EXPECT_EQ(typed.cpuset, both.cpuset);
+  // And as strict.
+  EXPECT_THROW((void)parse_config_document(R"({"process":{"execCPUAffinity":{"final":"x"}}})",
+                                           "config", false),
+               execaff::Error);
+}
+
 TEST(ConfigView, TheProcessObjectAsWrittenToo) {
   // Read in the same pass as its typed view: runc's CLI form copies it whole.
   const std::string process =
