@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import sys
+import time
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -86,6 +87,22 @@ class Corpus:
             c.create()
             c.start()
             self.containers[key] = c
+            # A case about what the init did first (chroot) execs into it
+            # only once the init has done it: `start` returns as the init
+            # begins, and an exec racing ahead of its chroot meets the
+            # container's root instead of the jail.
+            ready = spec.get("ready_comm")
+            if ready:
+                deadline = time.monotonic() + 10
+                comm = None
+                while time.monotonic() < deadline:
+                    with open("/proc/%d/comm" % c.pid) as f:
+                        comm = f.read().strip()
+                    if comm == ready:
+                        break
+                    time.sleep(0.01)
+                else:
+                    raise RuntimeError("container init is %r after 10 s, not %r" % (comm, ready))
         return self.containers[key]
 
     def cleanup(self):
