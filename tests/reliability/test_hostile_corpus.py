@@ -95,8 +95,9 @@ class Corpus:
             if ready:
                 deadline = time.monotonic() + 10
                 comm = None
+                comm_path = "/proc/%d/comm" % c.pid  # the init keeps its pid
                 while time.monotonic() < deadline:
-                    with open("/proc/%d/comm" % c.pid) as f:
+                    with open(comm_path) as f:
                         comm = f.read().strip()
                     if comm == ready:
                         break
