@@ -164,9 +164,10 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
   DecideRequest request;
   const std::string config_text = read_file(state->config_path);
   if (line.process) {
-    if (::access(line.process->value.c_str(), F_OK) != 0) return untouched;  // runtime's error
-    request.process = parse_process_document(read_file(line.process->value),
-                                             "process file " + quoted(line.process->value));
+    std::optional<std::string> text = read_file_if_openable(line.process->value);
+    if (!text) return untouched;  // the runtime's error to report
+    request.process =
+        parse_process_document(*text, "process file " + quoted(line.process->value));
   }
   // The process object as written only for the CLI form, which may be
   // converted into a process file (cli_process.hpp).

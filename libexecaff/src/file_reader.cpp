@@ -95,6 +95,17 @@ std::string read_file(const std::string& path, std::size_t limit) {
   return out;
 }
 
+std::optional<std::string> read_file_if_openable(const std::string& path, std::size_t limit) {
+  const FileDescriptor fd(open_for_reading(path));
+  if (fd.get() < 0) return std::nullopt;
+  tally::file_read(path);  // only a file that is there counts as read
+  std::string out;
+  if (const Failure failure = read_all(fd.get(), out, limit); failure.code != 0) {
+    fail(path, failure, limit);
+  }
+  return out;
+}
+
 std::string read_opened_file(int fd, const std::string& path, std::size_t limit) {
   tally::file_read(path);
   std::string out;

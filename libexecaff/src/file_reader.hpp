@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace execaff {
@@ -23,6 +24,12 @@ inline constexpr std::size_t kMaxKernelFileBytes = std::size_t{64} << 20;
 // "... a FIFO" (EINVAL; a FIFO does not block the open), or EFBIG past
 // `limit` bytes.  Symbolic links are followed.
 [[nodiscard]] std::string read_file(const std::string& path, std::size_t limit = kMaxDocumentBytes);
+
+// The same for a file whose absence is an answer, without an access(2)
+// before the open: nullopt when the open fails, for whatever reason (the
+// caller leaves that to the runtime, which reports it in its own words).
+[[nodiscard]] std::optional<std::string> read_file_if_openable(
+    const std::string& path, std::size_t limit = kMaxDocumentBytes);
 
 // The same for a file the caller has opened (`path` names it in messages).
 [[nodiscard]] std::string read_opened_file(int fd, const std::string& path,

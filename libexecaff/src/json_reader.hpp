@@ -96,7 +96,7 @@ class Reader {
   [[nodiscard]] std::string_view source() const noexcept { return source_; }
 
  private:
-  friend void read(std::string_view, Handler&, std::string_view, std::string_view);
+  friend void read_value(std::string_view, Handler&, std::string_view, std::string_view);
   friend struct Events;
   Reader(std::string_view text, std::string_view source, std::string_view root_name);
 
@@ -143,6 +143,34 @@ class Reader {
 // refused, `<source>: <path>: <reason>`.  The first problem in the text wins.
 void read(std::string_view text, Handler& root, std::string_view source,
           std::string_view root_name = {});
+
+// Reading a few members of a large document without lexing the rest.
+// The members on `paths` (keys from the top level down) are matched by
+// their raw key bytes, and every other value is passed over by its
+// structure alone: strings closed, brackets balanced and matched, only
+// white space after the document.  Neither the UTF-8 of skipped strings
+// nor the grammar of skipped numbers is checked.  For documents a runtime
+// writes and the shim needs two members of (runc's state.json: 6 KiB and
+// more, lexed whole by yajl in 190 000 instructions); the values found are
+// then read with read_value(), by the one reader.  A complete skim counts
+// as one parse of `source` (read_tally.hpp).
+struct Skimmed {
+  // False when the skim met what it does not judge: a key written with an
+  // escape, a key on a path met twice, a structural error, a document that
+  // is not an object.  The caller then reads the document whole, whose
+  // errors name what is wrong.
+  bool complete = false;
+  // Per path, the value's bytes; nullopt when the member is absent (or a
+  // member on its way is not an object).
+  std::vector<std::optional<std::string_view>> values;
+};
+[[nodiscard]] Skimmed skim(std::string_view text, const std::vector<std::vector<std::string_view>>& paths,
+                           std::string_view source);
+
+// read() of a value skim() found: `root_name` is its path in the document
+// (`config.labels`); not counted as a parse.
+void read_value(std::string_view value, Handler& root, std::string_view source,
+                std::string_view root_name);
 
 // White space as yajl's lexer sees it: RFC 8259's four, plus \v and \f.
 [[nodiscard]] constexpr bool is_space(char c) noexcept {

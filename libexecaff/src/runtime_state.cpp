@@ -67,6 +67,19 @@ void store_label(StateMembers& state, const json::Scalar& value) {
   if (value.kind == json::Kind::string) state.labels.emplace_back(value.text);
 }
 
+// An array whose elements go to one handler; anything else is skipped.
+class Each : public json::Handler {
+ public:
+  explicit Each(json::Handler* element) noexcept : element_(element) {}
+  void on_scalar(json::Reader& /*reader*/, const json::Scalar& /*value*/) override {}
+  json::Handler* on_object(json::Reader& /*reader*/) override { return nullptr; }
+  json::Handler* on_array(json::Reader& /*reader*/) override { return this; }
+  json::Handler* on_element(json::Reader& /*reader*/) override { return element_; }
+
+ private:
+  json::Handler* element_;
+};
+
 // The top level of state.json or status: `pid_key`, "bundle" and
 // config.labels.
 class StateFile : public json::Handler {
@@ -88,18 +101,6 @@ class StateFile : public json::Handler {
   }
 
  private:
-  // An array whose elements go to one handler.
-  class Each : public json::Handler {
-   public:
-    explicit Each(json::Handler* element) noexcept : element_(element) {}
-    void on_scalar(json::Reader& /*reader*/, const json::Scalar& /*value*/) override {}
-    json::Handler* on_object(json::Reader& /*reader*/) override { return nullptr; }
-    json::Handler* on_array(json::Reader& /*reader*/) override { return this; }
-    json::Handler* on_element(json::Reader& /*reader*/) override { return element_; }
-
-   private:
-    json::Handler* element_;
-  };
   // config: only its labels.
   class Config : public json::Handler {
    public:
@@ -123,10 +124,31 @@ class StateFile : public json::Handler {
   Config config_;
 };
 
-StateMembers read_state_file(const std::string& file, std::string_view pid_key) {
+// The three members by a skim (json_reader.hpp): runc's state.json holds
+// the whole libcontainer config, 6 KiB and more, of which the shim needs a
+// number and a few labels.  The values found are read by the reader's own
+// handlers; a file the skim does not judge is read whole, as before.
+bool skim_state_file(const std::string& text, std::string_view pid_key, const std::string& source,
+                     StateMembers& members) {
+  const json::Skimmed found = json::skim(text, {{pid_key}, {"bundle"}, {"config", "labels"}}, source);
+  if (!found.complete) return false;
+  Member pid(&members, store_pid);
+  Member bundle(&members, store_bundle);
+  Member label(&members, store_label);
+  Each labels(&label);
+  if (found.values[0]) json::read_value(*found.values[0], pid, source, pid_key);
+  if (found.values[1]) json::read_value(*found.values[1], bundle, source, "bundle");
+  if (found.values[2]) json::read_value(*found.values[2], labels, source, "config.labels");
+  return true;
+}
+
+StateMembers read_state_file(const std::string& file, std::string_view pid_key, std::string text) {
   StateMembers members;
-  StateFile handler(&members, pid_key);
-  json::read(read_file(file), handler, "runtime state " + quoted(file));
+  const std::string source = "runtime state " + quoted(file);
+  if (!skim_state_file(text, pid_key, source, members)) {
+    StateFile handler(&members, pid_key);
+    json::read(text, handler, source);
+  }
   if (!members.pid || *members.pid <= 0 || *members.pid > std::numeric_limits<pid_t>::max()) {
     throw Error(EINVAL, "runtime state " + quoted(file) + ": \"" + std::string(pid_key) +
                             "\" is not a process id");
@@ -134,8 +156,9 @@ StateMembers read_state_file(const std::string& file, std::string_view pid_key) 
   return members;
 }
 
-ContainerState read_runc_state(const std::string& file, const std::string& fs_root) {
-  const StateMembers members = read_state_file(file, "init_process_pid");
+ContainerState read_runc_state(const std::string& file, std::string text,
+                               const std::string& fs_root) {
+  const StateMembers members = read_state_file(file, "init_process_pid", std::move(text));
   ContainerState state;
   state.state_file = file;
   state.init_pid = static_cast<pid_t>(*members.pid);
@@ -150,9 +173,9 @@ ContainerState read_runc_state(const std::string& file, const std::string& fs_ro
   return state;
 }
 
-ContainerState read_crun_state(const std::string& dir, const std::string& file,
+ContainerState read_crun_state(const std::string& dir, const std::string& file, std::string text,
                                const std::string& fs_root) {
-  const StateMembers members = read_state_file(file, "pid");
+  const StateMembers members = read_state_file(file, "pid", std::move(text));
   ContainerState state;
   state.state_file = file;
   state.crun = true;
@@ -195,8 +218,15 @@ std::optional<ContainerState> read_container_state(const std::string& root, cons
   // Both runtimes refuse such ids; never build a path from one.
   if (!plain_id(id)) return std::nullopt;
   const std::string dir = root + "/" + id;
-  if (exists(dir + "/state.json")) return read_runc_state(dir + "/state.json", fs_root);
-  if (exists(dir + "/status")) return read_crun_state(dir, dir + "/status", fs_root);
+  // Opened without an access(2) first: a file that cannot be opened is
+  // not there for us, as before (the runtime then says why).
+  for (const bool runc : {true, false}) {
+    const std::string file = dir + (runc ? "/state.json" : "/status");
+    std::optional<std::string> text = read_file_if_openable(file);
+    if (!text) continue;
+    return runc ? read_runc_state(file, std::move(*text), fs_root)
+                : read_crun_state(dir, file, std::move(*text), fs_root);
+  }
   return std::nullopt;
 }
 
