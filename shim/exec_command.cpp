@@ -169,10 +169,12 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
     request.process =
         parse_process_document(*text, "process file " + quoted(line.process->value));
   }
+  // What the decision reads of config.json, by a skim: an exec that is not
+  // pinned, or goes native with a process file, needs nothing else of it.
   // The process object as written only for the CLI form, which may be
   // converted into a process file (cli_process.hpp).
-  request.config =
-      parse_config_document(config_text, "config " + quoted(state->config_path), !line.process);
+  const std::string config_source = "config " + quoted(state->config_path);
+  request.config = parse_config_decision_view(config_text, config_source, !line.process);
   request.container_pid = state->init_pid;
   request.handler_default = config.node.handler_default;
   request.housekeeping = config.node.housekeeping_cpus;
@@ -187,6 +189,14 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
   std::vector<std::string> argv = untouched;
   const unsigned preserved = preserved_fd_count(line);
   const NativeSupport runtime = native_support_of(config, *state, log);
+  // The rest of config.json, parsed whole once, where it is read: by the
+  // CLI form's conversion, the program look-up and the pre-flight.
+  const auto read_whole_config = [&] {
+    if (!request.config->whole) {
+      request.config = parse_config_document(config_text, config_source, !line.process);
+    }
+  };
+  if (!line.process || !runtime.native()) read_whole_config();
   std::optional<std::vector<std::string>> native;
   if (runtime.native()) {
     native = plan_native_exec(NativeExec{line, *state, request, decision, runtime}, log);
@@ -207,6 +217,7 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
       join_cpuset_early(config, decision, log);
     }
   } else if (decision.final) {
+    read_whole_config();
     // Emulated: the trampoline sets final after the join, then execs the
     // program.  Only when the program exists: otherwise the runtime must be
     // the one to say so (exit 255, its own message), as without the shim.

@@ -198,4 +198,45 @@ ConfigDocument parse_config_document(std::string_view text, std::string_view sou
   return document;
 }
 
+ConfigDocument parse_config_decision_view(std::string_view text, std::string_view source,
+                                          bool keep_process_as_written) {
+  enum Path : std::size_t { process, affinity, annotations, linux, resources, cpu, cpus };
+  const json::Skimmed found = json::skim(text,
+                                         {{"process"},
+                                          {"process", "execCPUAffinity"},
+                                          {"annotations"},
+                                          {"linux"},
+                                          {"linux", "resources"},
+                                          {"linux", "resources", "cpu"},
+                                          {"linux", "resources", "cpu", "cpus"}},
+                                         source);
+  const auto plain = [&found](Path path, bool object) {
+    const std::optional<std::string_view>& value = found.values[path];
+    return !value || (object ? value->front() == '{' : *value != "null");
+  };
+  // A null or another type on the way is the whole reader's to judge (its
+  // Nulls rules and type errors), as is what the skim does not judge.
+  if (!found.complete || !plain(process, true) || !plain(annotations, true) ||
+      !plain(linux, true) || !plain(resources, true) || !plain(cpu, true) ||
+      !plain(affinity, false) || !plain(cpus, false)) {
+    return parse_config_document(text, source, keep_process_as_written);
+  }
+  ConfigDocument document;
+  document.source = source;
+  document.whole = false;
+  if (const auto& value = found.values[affinity]) {
+    spec::AffinityValue handler(&document.process.affinity);
+    json::read_value(*value, handler, document.source, "process.execCPUAffinity");
+  }
+  if (const auto& value = found.values[annotations]) {
+    spec::AnnotationsValue handler(&document.annotations);
+    json::read_value(*value, handler, document.source, "annotations");
+  }
+  if (const auto& value = found.values[cpus]) {
+    spec::CpuListValue handler(&document.cpuset);
+    json::read_value(*value, handler, document.source, "linux.resources.cpu.cpus");
+  }
+  return document;
+}
+
 }  // namespace execaff

@@ -308,7 +308,8 @@ struct StopBytes {
     for (unsigned c = 0; c < 0x20; ++c) in_string[c] = true;
     in_string[static_cast<unsigned char>('"')] = true;
     in_string[static_cast<unsigned char>('\\')] = true;
-    for (const char c : {'"', '{', '}', '[', ']'}) in_container[static_cast<unsigned char>(c)] = true;
+    for (const char c : {'"', '{', '}', '[', ']'})
+      in_container[static_cast<unsigned char>(c)] = true;
   }
 };
 constexpr StopBytes kStop;
@@ -328,8 +329,8 @@ class Skimmer {
     for (const auto& path : paths_) {
       if (path.empty()) return false;
     }
-    const std::uint32_t all = paths_.size() == 32 ? ~std::uint32_t{0}
-                                                  : (std::uint32_t{1} << paths_.size()) - 1;
+    const std::uint32_t all =
+        paths_.size() == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << paths_.size()) - 1;
     skip_space();
     if (!object(0, all)) return false;
     skip_space();
@@ -469,7 +470,7 @@ Skimmed skim(std::string_view text, const std::vector<std::vector<std::string_vi
   out.values.resize(paths.size());
   out.complete = Skimmer(text, paths, out).document();
   if (out.complete) {
-    tally::json_parsed(source);
+    tally::json_skimmed(source);
   } else {
     out.values.assign(paths.size(), std::nullopt);
   }

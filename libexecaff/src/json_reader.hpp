@@ -152,8 +152,8 @@ void read(std::string_view text, Handler& root, std::string_view source,
 // nor the grammar of skipped numbers is checked.  For documents a runtime
 // writes and the shim needs two members of (runc's state.json: 6 KiB and
 // more, lexed whole by yajl in 190 000 instructions); the values found are
-// then read with read_value(), by the one reader.  A complete skim counts
-// as one parse of `source` (read_tally.hpp).
+// then read with read_value(), by the one reader.  A complete skim is
+// counted as a skim of `source` (read_tally.hpp).
 struct Skimmed {
   // False when the skim met what it does not judge: a key written with an
   // escape, a key on a path met twice, a structural error, a document that
@@ -164,7 +164,8 @@ struct Skimmed {
   // member on its way is not an object).
   std::vector<std::optional<std::string_view>> values;
 };
-[[nodiscard]] Skimmed skim(std::string_view text, const std::vector<std::vector<std::string_view>>& paths,
+[[nodiscard]] Skimmed skim(std::string_view text,
+                           const std::vector<std::vector<std::string_view>>& paths,
                            std::string_view source);
 
 // read() of a value skim() found: `root_name` is its path in the document

@@ -10,6 +10,7 @@ struct State {
   bool on = false;
   Counts files;
   Counts documents;
+  Counts skimmed;
 };
 
 State& state() {
@@ -38,7 +39,7 @@ std::string listed(const Counts& counts) {
 }  // namespace
 
 void enable() {
-  state() = State{true, {}, {}};
+  state() = State{true, {}, {}, {}};
 }
 
 bool enabled() noexcept {
@@ -53,6 +54,10 @@ void json_parsed(std::string_view source) {
   if (state().on) count(state().documents, source);
 }
 
+void json_skimmed(std::string_view source) {
+  if (state().on) count(state().skimmed, source);
+}
+
 const Counts& files_read() {
   return state().files;
 }
@@ -61,8 +66,13 @@ const Counts& json_documents_parsed() {
   return state().documents;
 }
 
+const Counts& json_documents_skimmed() {
+  return state().skimmed;
+}
+
 std::string summary() {
-  return "files read: " + listed(state().files) + "; JSON parsed: " + listed(state().documents);
+  return "files read: " + listed(state().files) + "; JSON parsed: " + listed(state().documents) +
+         "; JSON skimmed: " + listed(state().skimmed);
 }
 
 }  // namespace execaff::tally

@@ -130,7 +130,8 @@ class StateFile : public json::Handler {
 // handlers; a file the skim does not judge is read whole, as before.
 bool skim_state_file(const std::string& text, std::string_view pid_key, const std::string& source,
                      StateMembers& members) {
-  const json::Skimmed found = json::skim(text, {{pid_key}, {"bundle"}, {"config", "labels"}}, source);
+  const json::Skimmed found =
+      json::skim(text, {{pid_key}, {"bundle"}, {"config", "labels"}}, source);
   if (!found.complete) return false;
   Member pid(&members, store_pid);
   Member bundle(&members, store_bundle);

@@ -127,6 +127,10 @@ struct SeccompProfile {
 // A bundle's config.json.
 struct ConfigDocument {
   std::string source;  // `config "/b/config.json"`
+  // False for parse_config_decision_view's document: only the members the
+  // decision reads were read (process.execCPUAffinity, annotations,
+  // linux.resources.cpu.cpus); everything else is at its default.
+  bool whole = true;
   ProcessObject process;
   std::map<std::string, std::string> annotations;  // string values
   std::optional<CpuSet> cpuset;                    // linux.resources.cpu.cpus
@@ -157,6 +161,20 @@ struct ConfigDocument {
 // the CLI form, and building the tree was a quarter of the parse's work.
 [[nodiscard]] ConfigDocument parse_config_document(std::string_view text, std::string_view source,
                                                    bool keep_process_as_written = true);
+
+// What the decision reads of a config.json, by a skim (json::skim): the
+// bytes of process.execCPUAffinity, annotations and
+// linux.resources.cpu.cpus, read by the handlers parse_config_document
+// reads them with, so their values and errors are the same.  The rest of
+// the document is checked for structure only (json_reader.hpp).  Where
+// the skim does not judge the text, or a member on the way is null or not
+// an object, the whole document is parsed instead (`whole` is then true):
+// its errors are parse_config_document's (`keep_process_as_written` is
+// passed on).  For an exec that is not pinned or goes native with a
+// process file, nothing else of config.json is used.
+[[nodiscard]] ConfigDocument parse_config_decision_view(std::string_view text,
+                                                        std::string_view source,
+                                                        bool keep_process_as_written);
 
 // A seccomp profile alone (the object linux.seccomp holds), for tests and
 // the fuzzer; errors as in ConfigDocument::seccomp, kept in `problem`.

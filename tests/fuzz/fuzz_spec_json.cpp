@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// libFuzzer target: the JSON reader and the process-file rewrite.  For any
+// libFuzzer target: the JSON reader, config.json's decision view and the
+// process-file rewrite.  For any
 // input that parses as a process document, rewriting its execCPUAffinity
 // must give a document that parses again and carries exactly the new value,
 // and prefixing its args must give exactly the prefix and the old args.
@@ -16,9 +17,22 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view json(reinterpret_cast<const char*>(data), size);
+  std::optional<execaff::ConfigDocument> whole;
   try {
-    (void)execaff::parse_config_document(json, "fuzz config");
+    whole = execaff::parse_config_document(json, "fuzz config");
   } catch (const execaff::Error&) {
+  }
+  // The decision's view of a config.json the whole reader accepts reads
+  // the decision's members alike (it may accept more: it skims the rest).
+  try {
+    const execaff::ConfigDocument view =
+        execaff::parse_config_decision_view(json, "fuzz config", false);
+    if (whole && (view.process.affinity != whole->process.affinity ||
+                  view.annotations != whole->annotations || view.cpuset != whole->cpuset)) {
+      __builtin_trap();
+    }
+  } catch (const execaff::Error&) {
+    if (whole) __builtin_trap();
   }
   execaff::ProcessDocument document;
   try {

@@ -144,11 +144,14 @@ def run_for(name, path, cli, shim, checks, work):
 
 def tally(text, what):
     """{name: count} from the shim's debug line "files read: A x1, ...;
-    JSON parsed: B x1, ..." (shim/exec_command.cpp)."""
-    m = re.search(r"files read: (.*); JSON parsed: (.*)", text)
+    JSON parsed: B x1, ...; JSON skimmed: C x1, ..." (shim/exec_command.cpp);
+    `what` is "files", "json" or "skimmed"."""
+    m = re.search(r"files read: (.*); JSON parsed: (.*); JSON skimmed: (.*)", text)
     if not m:
         return None
-    part = m.group(1 if what == "files" else 2)
+    part = m.group({"files": 1, "json": 2, "skimmed": 3}[what])
+    if part == "(none)":
+        return {}
     return {k: int(n) for k, n in re.findall(r'((?:[^,]|,(?! ))+?) x(\d+)(?:, |$)', part)}
 
 
@@ -156,7 +159,10 @@ def check_read_once(name, c, shim, path, checks, work):
     """Issue 18: one opted-in --process exec, pinned and emulated (the
     pre-flight runs, the program is looked up, the shim joins the
     container's cpuset early), reads and parses the process file once,
-    config.json once, and /proc/<init>/cgroup once."""
+    config.json once, and /proc/<init>/cgroup once.  config.json is read
+    once and skimmed once too (what the decision reads, before it is known
+    that the emulated path needs the rest); the runtime's state file is
+    skimmed, not parsed."""
     # With the early join (pre-6.2 kernels; forced here), which used to
     # look the container's cgroup up a second time.
     config = shimlib.write_config(os.path.join(work, "debug.json"),
@@ -167,6 +173,7 @@ def check_read_once(name, c, shim, path, checks, work):
     checks.eq("%s read once: exit 0" % name, r.returncode, 0, r)
     checks.contains("%s read once: pinned" % name, r.stdout, "Cpus_allowed_list:\t0\n")
     parsed, files = tally(r.stderr, "json"), tally(r.stderr, "files")
+    skimmed = tally(r.stderr, "skimmed")
     checks.check("%s read once: the shim logs what it read" % name,
                  parsed is not None and files is not None, r.stderr)
     if parsed is None or files is None:
@@ -178,9 +185,13 @@ def check_read_once(name, c, shim, path, checks, work):
               parsed)
     checks.eq("%s read once: config.json parsed once" % name, list(configs.values()), [1],
               parsed)
-    checks.eq("%s read once: nothing else parsed but the runtime state" % name,
-              sorted(k.split(" ")[0] for k in parsed if k != process_file and k not in configs),
-              ["runtime"], parsed)
+    checks.eq("%s read once: nothing else parsed" % name,
+              sorted(k for k in parsed if k != process_file and k not in configs), [], parsed)
+    checks.eq("%s read once: config.json and the runtime state skimmed once each" % name,
+              sorted((k.split(" ")[0], n) for k, n in skimmed.items()),
+              [("config", 1), ("runtime", 1)], skimmed)
+    checks.eq("%s read once: config.json read once" % name,
+              [n for k, n in files.items() if k.endswith('config.json"')], [1], files)
     checks.eq("%s read once: the process file read once" % name, files.get('"%s"' % proc), 1,
               files)
     checks.eq("%s read once: /proc/<init>/cgroup read once" % name, files.get(cgroup), 1, files)

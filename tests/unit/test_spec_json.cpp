@@ -626,6 +626,71 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{R"({"linux":{"cgroupsPath":["/a"]}})",
                   "linux.cgroupsPath: expected a string, got an array"}));
 
+// --- parse_config_decision_view: what the whole reader reads, by a skim ---
+
+// The decision's members, as the view and the whole document read them.
+void expect_view_reads_alike(std::string_view json) {
+  SCOPED_TRACE(printable(json));
+  const ConfigDocument whole = parse_config_document(json, kConfigSource);
+  const ConfigDocument view = parse_config_decision_view(json, kConfigSource, false);
+  EXPECT_EQ(view.process.affinity, whole.process.affinity);
+  EXPECT_EQ(view.annotations, whole.annotations);
+  EXPECT_EQ(view.cpuset, whole.cpuset);
+  EXPECT_EQ(view.source, whole.source);
+}
+
+TEST(ConfigDecisionView, ReadsTheDecisionsMembersAlike) {
+  for (
+      const char* json : {
+          "{}",
+          R"({"process":null,"annotations":null,"linux":{"resources":{"cpu":{"cpus":null}}}})",
+          R"({"linux":{"resources":{"cpu":null}}})",
+          R"({"linux":{"resources":null}})",
+          R"({"linux":null})",
+          R"({"process":{"execCPUAffinity":null}})",
+          R"({"linux":{"resources":{"cpu":{"cpus":""}}}})",
+          R"({"execCPUAffinity":{"initial":"x"},"x":{"process":{"execCPUAffinity":"y"}},)"
+          R"("resources":{"cpu":{"cpus":"z"}},"linux":{"cpu":{"cpus":"w"},"resources":{"cpus":"v",)"
+          R"("cpu":{"mems":"0"}}},"cgroupsPath":7,"process":{"process":{"execCPUAffinity":1}}})",
+          R"({"annotations":{"a.b/c":"\u00e9\n","":"empty key","k\u0000":"x","\ud83d\ude00":""}})",
+          R"({"process":{"execCPUAffinity":{"initial":"","final":"2"},"args":["sh"]}})",
+          R"({"process":{"args":["a","b"],"execCPUAffinity":{"initial":"0-1","final":"3","x":{}}},)"
+          R"( "linux" : { "resources" : { "cpu" : { "cpus" : "4-7" , "shares": 2 } } } })",
+          // A key written with an escape, a duplicate on the way: read whole.
+          R"({"proc\u0065ss":{"execCPUAffinity":{"initial":"1"}}})",
+      }) {
+    expect_view_reads_alike(json);
+  }
+  expect_view_reads_alike(fixture("config-full.json"));
+}
+
+TEST(ConfigDecisionView, ReadsOnlyWhatTheDecisionReads) {
+  const std::string full = fixture("config-full.json");
+  const ConfigDocument view = parse_config_decision_view(full, kConfigSource, false);
+  EXPECT_FALSE(view.whole);
+  EXPECT_EQ(view.cgroups_path, "");
+  EXPECT_TRUE(view.process.launch.args.empty());
+  EXPECT_FALSE(view.seccomp);
+  // What it does not judge is parsed whole, the process as written kept
+  // when asked for.
+  const ConfigDocument whole =
+      parse_config_decision_view(R"({"process":null,"x":1})", kConfigSource, true);
+  EXPECT_TRUE(whole.whole);
+}
+
+TEST_P(ConfigDocumentRefuses, TheDecisionViewAlikeButForCgroupsPath) {
+  const ErrorCase& c = GetParam();
+  if (c.message.substr(0, 17) == "linux.cgroupsPath") {
+    // Not a member the decision reads: the view leaves it unread.
+    EXPECT_NO_THROW((void)parse_config_decision_view(c.json, kConfigSource, false));
+    return;
+  }
+  const Error e =
+      error_from([&] { (void)parse_config_decision_view(c.json, kConfigSource, false); });
+  EXPECT_EQ(e.code(), EINVAL);
+  EXPECT_EQ(std::string(e.what()), std::string(kConfigSource) + ": " + std::string(c.message));
+}
+
 // --- process_json_with_affinity: exact outputs ----------------------------
 
 struct RewriteCase {
