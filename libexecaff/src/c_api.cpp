@@ -341,7 +341,9 @@ int execaff_decide(const execaff_context* ctx, const execaff_request* req, execa
       request.process = execaff::parse_process_document(*req->process_json, req->process_source);
     }
     if (req->config_json) {
-      request.config = execaff::parse_config_document(*req->config_json, req->config_source);
+      // The C ABI never reads the process object as written (the shim's CLI
+      // form does): without it the parse builds no tree.
+      request.config = execaff::parse_config_document(*req->config_json, req->config_source, false);
     }
     auto* d = new execaff_decision{execaff::decide(node, request), {}, {}};
     if (d->decision.initial) d->initial = execaff_cpuset{*d->decision.initial};
