@@ -7,9 +7,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <new>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "apply.hpp"
 #include "cpu_set.hpp"
@@ -18,7 +21,12 @@
 #include "file_reader.hpp"
 #include "node_config.hpp"
 #include "node_facts.hpp"
+#include "policy.hpp"
 #include "spec_json.hpp"
+
+// The header's names for the policy's annotations are the policy's.
+static_assert(std::string_view(EXECAFF_ANNOTATION) == execaff::kAnnotation);
+static_assert(std::string_view(EXECAFF_OPENSHIFT_ANNOTATION) == execaff::kOpenShiftAnnotation);
 
 struct execaff_error {
   int code;  // negative errno
@@ -33,14 +41,31 @@ struct execaff_context {
   execaff::NodeFacts node;
 };
 
+namespace {
+
+// execCPUAffinity's two lists as a runtime read them, and where from.
+struct TypedAffinity {
+  std::string initial;
+  std::string final;
+  std::string source;
+};
+
+}  // namespace
+
 // The documents are kept as text and parsed once, by execaff_decide: a
-// setter never fails on what only the decision judges.
+// setter never fails on what only the decision judges.  So are the typed
+// values (EXECAFF_1.2), which replace the same member of a document.
 struct execaff_request {
   execaff::DecideRequest request;
   std::optional<std::string> process_json;
   std::string process_source;
   std::optional<std::string> config_json;
   std::string config_source;
+  std::optional<TypedAffinity> process_affinity;
+  std::optional<TypedAffinity> config_affinity;
+  std::optional<std::string> config_cpus;
+  std::string config_cpus_source;
+  std::map<std::string, std::string, std::less<>> annotations;  // those the policy reads
 };
 
 struct execaff_node_config {
@@ -98,6 +123,54 @@ int null_argument(execaff_error** err, const char* function, const char* argumen
     return store_error(err, ENOMEM, "out of memory");
   }
   return store_error(err, EINVAL, message.c_str());
+}
+
+// The source a typed value names in messages: the caller's, else the name
+// the document setter of the same input uses.
+std::string source_or(const char* source, const char* fallback) {
+  return std::string(source != nullptr && *source != '\0' ? source : fallback);
+}
+
+std::string text_or_empty(const char* text) {
+  return text != nullptr ? std::string(text) : std::string();
+}
+
+// The request's documents parsed, the typed values over them.
+execaff::DecideRequest parsed_request(const execaff_request& req) {
+  execaff::DecideRequest request = req.request;
+  if (req.process_json) {
+    request.process = execaff::parse_process_document(*req.process_json, req.process_source);
+  }
+  if (req.config_json) {
+    // The C ABI never reads the process object as written (the shim's CLI
+    // form does): without it the parse builds no tree.
+    request.config = execaff::parse_config_document(*req.config_json, req.config_source, false);
+  }
+  if (const auto& typed = req.process_affinity) {
+    if (!request.process) request.process.emplace().source = typed->source;
+    request.process->affinity = execaff::parse_affinity_members(
+        typed->initial, typed->final, typed->source, "process.execCPUAffinity");
+  }
+  if (req.config_affinity || req.config_cpus || !req.annotations.empty()) {
+    if (!request.config) {
+      request.config.emplace().source = req.config_affinity ? req.config_affinity->source
+                                        : req.config_cpus   ? req.config_cpus_source
+                                                            : std::string("config.json");
+    }
+    execaff::ConfigDocument& config = *request.config;
+    if (const auto& typed = req.config_affinity) {
+      config.process.affinity = execaff::parse_affinity_members(
+          typed->initial, typed->final, typed->source, "process.execCPUAffinity");
+    }
+    if (req.config_cpus) {
+      config.cpuset = execaff::parse_cpu_list_member(*req.config_cpus, req.config_cpus_source,
+                                                     "linux.resources.cpu.cpus");
+      // The decision names the cpuset's origin by its document.
+      config.source = req.config_cpus_source;
+    }
+    for (const auto& [key, value] : req.annotations) config.annotations[key] = value;
+  }
+  return request;
 }
 
 char* duplicate(const std::string& text) noexcept {
@@ -224,6 +297,49 @@ int execaff_request_set_config_file(execaff_request* req, const char* path, exec
   });
 }
 
+int execaff_request_set_process_affinity(execaff_request* req, const char* initial,
+                                         const char* final, const char* source,
+                                         execaff_error** err) {
+  EXECAFF_REQUIRE(req);
+  return guarded(err, [&] {
+    req->process_affinity = TypedAffinity{text_or_empty(initial), text_or_empty(final),
+                                          source_or(source, "exec process JSON")};
+  });
+}
+
+int execaff_request_set_config_affinity(execaff_request* req, const char* initial,
+                                        const char* final, const char* source,
+                                        execaff_error** err) {
+  EXECAFF_REQUIRE(req);
+  return guarded(err, [&] {
+    req->config_affinity = TypedAffinity{text_or_empty(initial), text_or_empty(final),
+                                         source_or(source, "config.json")};
+  });
+}
+
+int execaff_request_set_config_cpus(execaff_request* req, const char* cpus, const char* source,
+                                    execaff_error** err) {
+  EXECAFF_REQUIRE(req);
+  return guarded(err, [&] {
+    req->config_cpus = text_or_empty(cpus);
+    req->config_cpus_source = source_or(source, "config.json");
+  });
+}
+
+int execaff_request_set_annotation(execaff_request* req, const char* key, const char* value,
+                                   execaff_error** err) {
+  EXECAFF_REQUIRE(req);
+  EXECAFF_REQUIRE(key);
+  EXECAFF_REQUIRE(value);
+  // Only the policy's two keys are kept: a runtime may hand over every
+  // annotation without each costing a copy.
+  if (std::strcmp(key, execaff::kAnnotation) != 0 &&
+      std::strcmp(key, execaff::kOpenShiftAnnotation) != 0) {
+    return 0;
+  }
+  return guarded(err, [&] { req->annotations[key] = value; });
+}
+
 int execaff_request_set_container_cpuset(execaff_request* req, const char* list,
                                          execaff_error** err) {
   EXECAFF_REQUIRE(req);
@@ -336,13 +452,7 @@ int execaff_decide(const execaff_context* ctx, const execaff_request* req, execa
   return guarded(err, [&] {
     const execaff::NodeFacts default_node;
     const execaff::NodeFacts& node = ctx != nullptr ? ctx->node : default_node;
-    execaff::DecideRequest request = req->request;
-    if (req->process_json) {
-      request.process = execaff::parse_process_document(*req->process_json, req->process_source);
-    }
-    if (req->config_json) {
-      request.config = execaff::parse_config_document(*req->config_json, req->config_source);
-    }
+    const execaff::DecideRequest request = parsed_request(*req);
     auto* d = new execaff_decision{execaff::decide(node, request), {}, {}};
     if (d->decision.initial) d->initial = execaff_cpuset{*d->decision.initial};
     if (d->decision.final) d->final = execaff_cpuset{*d->decision.final};

@@ -4,6 +4,7 @@
 // parser: a 4 KiB process file is read on every exec, and everything but a
 // few members is only lexed.
 #include <cerrno>
+#include <string>
 
 #include "json_reader.hpp"
 #include "spec_handlers.hpp"
@@ -42,6 +43,7 @@ void CpuListValue::on_scalar(json::Reader& reader, const json::Scalar& value) {
   } catch (const Error& e) {
     // EINVAL even for an id above CpuSet::kMaxCpu (ERANGE from the parser):
     // for the caller it is one more way for the document to be invalid.
+    // parse_cpu_list_member gives the same message for a typed value.
     throw reader.error(e.what());
   }
 }
@@ -148,6 +150,28 @@ ProcessDocument read_process_document(std::string_view text, std::string_view so
 
 ProcessDocument parse_process_document(std::string_view text, std::string_view source) {
   return spec::read_process_document(text, source, true);
+}
+
+std::optional<CpuSet> parse_cpu_list_member(std::string_view text, std::string_view source,
+                                            std::string_view path) {
+  if (text.empty()) return std::nullopt;
+  try {
+    return CpuSet::parse(text);
+  } catch (const Error& e) {
+    // As CpuListValue reports it, wrapped by json::read in the source.
+    throw Error(EINVAL, std::string(source) + ": " + std::string(path) + ": " + e.what());
+  }
+}
+
+std::optional<ExecCpuAffinity> parse_affinity_members(std::string_view initial,
+                                                      std::string_view final,
+                                                      std::string_view source,
+                                                      std::string_view path) {
+  const std::string prefix(path);
+  ExecCpuAffinity affinity{parse_cpu_list_member(initial, source, prefix + ".initial"),
+                           parse_cpu_list_member(final, source, prefix + ".final")};
+  if (affinity.empty()) return std::nullopt;
+  return affinity;
 }
 
 }  // namespace execaff

@@ -176,6 +176,22 @@ struct ConfigDocument {
                                                         std::string_view source,
                                                         bool keep_process_as_written);
 
+// A CPU list a runtime has already read from a document at `path` (the C
+// ABI's typed request, EXECAFF_1.2): "" is not set, as in a document.
+// Throws what the document reader throws for the same string value:
+// Error(EINVAL) `<source>: <path>: invalid CPU list ...`, EINVAL also for an
+// id above CpuSet::kMaxCpu.
+[[nodiscard]] std::optional<CpuSet> parse_cpu_list_member(std::string_view text,
+                                                          std::string_view source,
+                                                          std::string_view path);
+
+// execCPUAffinity from its two lists, each as above under `path`.initial and
+// `path`.final: nullopt when neither is set, as for the document.
+[[nodiscard]] std::optional<ExecCpuAffinity> parse_affinity_members(std::string_view initial,
+                                                                    std::string_view final,
+                                                                    std::string_view source,
+                                                                    std::string_view path);
+
 // A seccomp profile alone (the object linux.seccomp holds), for tests and
 // the fuzzer; errors as in ConfigDocument::seccomp, kept in `problem`.
 // Malformed JSON throws.

@@ -235,6 +235,267 @@ static void test_process_json_rewrite(void** state) {
   execaff_request_free(req);
 }
 
+/* ---- typed requests (EXECAFF_1.2) ------------------------------------- */
+
+/* What a runtime holds after parsing the documents: the process file's
+ * field, config.json's field, its cpus and its two annotations.  NULL is
+ * "not in the document". */
+struct typed_inputs {
+  const char* process_initial;
+  const char* process_final;
+  const char* config_initial;
+  const char* config_final;
+  const char* config_cpus;
+  const char* annotation;
+  const char* openshift;
+};
+
+static void append(char* out, size_t size, const char* text) {
+  strncat(out, text, size - strlen(out) - 1);
+}
+
+/* ,"execCPUAffinity":{...} when either list is given. */
+static void append_affinity(char* out, size_t size, const char* initial, const char* final) {
+  if (initial == NULL && final == NULL) return;
+  append(out, size, ",\"execCPUAffinity\":{\"initial\":\"");
+  append(out, size, initial != NULL ? initial : "");
+  append(out, size, "\",\"final\":\"");
+  append(out, size, final != NULL ? final : "");
+  append(out, size, "\"}");
+}
+
+/* The same inputs as documents: the process file (top level) and config.json. */
+static void process_document(const struct typed_inputs* in, char* out, size_t size) {
+  out[0] = '\0';
+  append(out, size, "{\"args\":[\"true\"]");
+  append_affinity(out, size, in->process_initial, in->process_final);
+  append(out, size, "}");
+}
+
+static void config_document(const struct typed_inputs* in, char* out, size_t size) {
+  out[0] = '\0';
+  append(out, size, "{\"process\":{\"args\":[\"sh\"]");
+  append_affinity(out, size, in->config_initial, in->config_final);
+  append(out, size, "},\"annotations\":{\"other\":\"x\"");
+  if (in->annotation != NULL) {
+    append(out, size, ",\"" EXECAFF_ANNOTATION "\":\"");
+    append(out, size, in->annotation);
+    append(out, size, "\"");
+  }
+  if (in->openshift != NULL) {
+    append(out, size, ",\"" EXECAFF_OPENSHIFT_ANNOTATION "\":\"");
+    append(out, size, in->openshift);
+    append(out, size, "\"");
+  }
+  append(out, size, "}");
+  if (in->config_cpus != NULL) {
+    append(out, size, ",\"linux\":{\"resources\":{\"cpu\":{\"cpus\":\"");
+    append(out, size, in->config_cpus);
+    append(out, size, "\"}}}");
+  }
+  append(out, size, "}");
+}
+
+/* The decision as JSON, or "error <code>: <message>"; the caller frees it.
+ * The caller's CPUs and the housekeeping ones are given, so that nothing
+ * depends on where the test runs. */
+static char* outcome(execaff_request* req) {
+  execaff_decision* d = NULL;
+  execaff_error* err = NULL;
+  char* text;
+  assert_int_equal(execaff_request_set_caller_cpus(req, "0-1", NULL), 0);
+  assert_int_equal(execaff_request_set_housekeeping_cpus(req, "0", NULL), 0);
+  if (execaff_decide(NULL, req, &d, &err) < 0) {
+    const char* message = execaff_error_message(err);
+    text = malloc(strlen(message) + 32);
+    assert_non_null(text);
+    sprintf(text, "error %d: %s", execaff_error_code(err), message);
+    execaff_error_free(err);
+    assert_null(d);
+    return text;
+  }
+  assert_null(err);
+  text = execaff_decision_to_json(d);
+  assert_non_null(text);
+  execaff_decision_free(d);
+  return text;
+}
+
+/* The document request, with the sources crun's fork names. */
+static char* document_outcome(const struct typed_inputs* in) {
+  char process[1024];
+  char config[1024];
+  execaff_request* req = NULL;
+  char* text;
+  process_document(in, process, sizeof process);
+  config_document(in, config, sizeof config);
+  assert_int_equal(execaff_request_new(&req, NULL), 0);
+  assert_int_equal(execaff_request_set_process_json(req, process, strlen(process), NULL), 0);
+  assert_int_equal(execaff_request_set_config_json(req, config, strlen(config), NULL), 0);
+  text = outcome(req);
+  execaff_request_free(req);
+  return text;
+}
+
+static char* typed_outcome(const struct typed_inputs* in) {
+  execaff_request* req = NULL;
+  char* text;
+  assert_int_equal(execaff_request_new(&req, NULL), 0);
+  /* NULL sources: named as the document setters name theirs. */
+  assert_int_equal(
+      execaff_request_set_process_affinity(req, in->process_initial, in->process_final, NULL, NULL),
+      0);
+  assert_int_equal(
+      execaff_request_set_config_affinity(req, in->config_initial, in->config_final, NULL, NULL),
+      0);
+  if (in->config_cpus != NULL) {
+    assert_int_equal(execaff_request_set_config_cpus(req, in->config_cpus, NULL, NULL), 0);
+  }
+  assert_int_equal(execaff_request_set_annotation(req, "other", "x", NULL), 0);
+  if (in->annotation != NULL) {
+    assert_int_equal(execaff_request_set_annotation(req, EXECAFF_ANNOTATION, in->annotation, NULL),
+                     0);
+  }
+  if (in->openshift != NULL) {
+    assert_int_equal(
+        execaff_request_set_annotation(req, EXECAFF_OPENSHIFT_ANNOTATION, in->openshift, NULL), 0);
+  }
+  text = outcome(req);
+  execaff_request_free(req);
+  return text;
+}
+
+static void test_typed_request_decides_as_documents(void** state) {
+  static const struct typed_inputs cases[] = {
+      /* Nothing opts in. */
+      {NULL, NULL, NULL, NULL, "0-3", NULL, NULL},
+      {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+      /* The process file's field, config.json's, both; "" is not set. */
+      {"0", "1", NULL, NULL, "0-3", NULL, NULL},
+      {NULL, NULL, "0-1", "2", "0-3", NULL, NULL},
+      {"1", NULL, "0", "3", "0-3", NULL, NULL},
+      {"", "", "0", "3", "0-3", NULL, NULL},
+      {"0", "", NULL, NULL, "0-3", NULL, NULL},
+      /* An initial outside the caller's CPUs, repaired (R21). */
+      {"3", "3", NULL, NULL, "2-3", NULL, NULL},
+      /* The annotation, over a field; the cpuset from config.json, named. */
+      {"0", "1", NULL, NULL, "2-3", "first", NULL},
+      {NULL, NULL, NULL, NULL, "1024-1027", "first-core", NULL},
+      {NULL, NULL, NULL, NULL, "2-5", "3-4", NULL},
+      /* Opt-outs. */
+      {"0", "1", NULL, NULL, "0-3", "disable", NULL},
+      {"0", "1", NULL, NULL, "0-3", "first", "disable"},
+      {NULL, NULL, NULL, NULL, "0-3", NULL, "first"},
+      /* What only the decision judges: the same error either way. */
+      {"a", "1", NULL, NULL, "0-3", NULL, NULL},
+      {NULL, "3-1", NULL, NULL, "0-3", NULL, NULL},
+      {NULL, NULL, " , ", NULL, "0-3", NULL, NULL},
+      {NULL, NULL, NULL, "0,65536", "0-3", NULL, NULL},
+      {NULL, NULL, NULL, NULL, "0-", "first", NULL},
+      {NULL, NULL, NULL, NULL, "0-3", "sometimes", NULL},
+      {NULL, NULL, NULL, NULL, "0-3", "9", NULL},
+      {"0", "9", NULL, NULL, "0-3", NULL, NULL},
+  };
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char* document = document_outcome(&cases[i]);
+    char* typed = typed_outcome(&cases[i]);
+    if (strcmp(document, typed) != 0) {
+      fail_msg("case %zu: documents give\n  %s\ntyped values give\n  %s", i, document, typed);
+    }
+    free(document);
+    free(typed);
+  }
+}
+
+/* A source given names the input, in the same shape as the document's. */
+static void test_typed_request_names_the_source(void** state) {
+  execaff_request* req = NULL;
+  char* text;
+  (void)state;
+  assert_int_equal(execaff_request_new(&req, NULL), 0);
+  /* A setter does not judge: the list is refused by the decision. */
+  assert_int_equal(execaff_request_set_process_affinity(req, "0", "x", "process file \"/p\"", NULL),
+                   0);
+  text = outcome(req);
+  assert_string_equal(text,
+                      "error -22: process file \"/p\": process.execCPUAffinity.final: invalid CPU "
+                      "list \"x\": item \"x\" at offset 0 is not a CPU number or a range of them");
+  free(text);
+  /* The last call wins. */
+  assert_int_equal(execaff_request_set_process_affinity(req, NULL, NULL, NULL, NULL), 0);
+  assert_int_equal(execaff_request_set_config_affinity(req, "1-", NULL, "config \"/c.json\"", NULL),
+                   0);
+  text = outcome(req);
+  assert_string_equal(
+      text,
+      "error -22: config \"/c.json\": process.execCPUAffinity.initial: invalid CPU "
+      "list \"1-\": item \"1-\" at offset 0 is not a CPU number or a range of them");
+  free(text);
+  /* The cpuset's document is named in the reason. */
+  assert_int_equal(execaff_request_set_config_affinity(req, NULL, NULL, NULL, NULL), 0);
+  assert_int_equal(execaff_request_set_config_cpus(req, "1", "config \"/c.json\"", NULL), 0);
+  assert_int_equal(execaff_request_set_annotation(req, EXECAFF_ANNOTATION, "first", NULL), 0);
+  text = outcome(req);
+  assert_non_null(strstr(text, "(config \\\"/c.json\\\" linux.resources.cpu.cpus)"));
+  assert_non_null(strstr(text, "\"final\":\"1\""));
+  free(text);
+  execaff_request_free(req);
+}
+
+/* A typed value replaces the same member of a document, in either order;
+ * the document's other members stay. */
+static void test_typed_request_over_documents(void** state) {
+  static const char config[] =
+      "{\"process\":{\"execCPUAffinity\":{\"final\":\"3\"}},"
+      "\"annotations\":{\"exec-cpu-affinity.execaff.io\":\"first\"},"
+      "\"linux\":{\"resources\":{\"cpu\":{\"cpus\":\"2-3\"}}}}";
+  execaff_request* req = NULL;
+  char* text;
+  (void)state;
+  assert_int_equal(execaff_request_new(&req, NULL), 0);
+  assert_int_equal(execaff_request_set_annotation(req, EXECAFF_ANNOTATION, "disable", NULL), 0);
+  assert_int_equal(execaff_request_set_config_json(req, config, strlen(config), NULL), 0);
+  text = outcome(req);
+  /* The annotation turned off; config.json's field and cpus still count. */
+  assert_non_null(strstr(text, "\"source\":\"config\""));
+  assert_non_null(strstr(text, "\"final\":\"3\""));
+  assert_non_null(strstr(text, "annotation exec-cpu-affinity.execaff.io=disable"));
+  free(text);
+  assert_int_equal(execaff_request_set_config_affinity(req, "", "", NULL, NULL), 0);
+  text = outcome(req);
+  assert_non_null(strstr(text, "\"pinned\":false"));
+  free(text);
+  execaff_request_free(req);
+}
+
+static void test_typed_request_nulls(void** state) {
+  execaff_request* req = NULL;
+  execaff_error* err = NULL;
+  (void)state;
+  assert_int_equal(execaff_request_set_process_affinity(NULL, "0", "1", NULL, &err), -EINVAL);
+  assert_non_null(strstr(execaff_error_message(err), "req is NULL"));
+  execaff_error_free(err);
+  err = NULL;
+  assert_int_equal(execaff_request_set_config_affinity(NULL, "0", "1", NULL, NULL), -EINVAL);
+  assert_int_equal(execaff_request_set_config_cpus(NULL, "0", NULL, NULL), -EINVAL);
+  assert_int_equal(execaff_request_set_annotation(NULL, "k", "v", NULL), -EINVAL);
+  assert_int_equal(execaff_request_new(&req, NULL), 0);
+  assert_int_equal(execaff_request_set_annotation(req, NULL, "first", &err), -EINVAL);
+  assert_non_null(strstr(execaff_error_message(err), "key is NULL"));
+  execaff_error_free(err);
+  err = NULL;
+  assert_int_equal(execaff_request_set_annotation(req, EXECAFF_ANNOTATION, NULL, &err), -EINVAL);
+  assert_non_null(strstr(execaff_error_message(err), "value is NULL"));
+  execaff_error_free(err);
+  /* NULL lists and sources are "not set" and the default names. */
+  assert_int_equal(execaff_request_set_process_affinity(req, NULL, NULL, NULL, NULL), 0);
+  assert_int_equal(execaff_request_set_config_affinity(req, NULL, NULL, "", NULL), 0);
+  assert_int_equal(execaff_request_set_config_cpus(req, NULL, NULL, NULL), 0);
+  execaff_request_free(req);
+}
+
 static void test_frees_accept_null(void** state) {
   (void)state;
   execaff_error_free(NULL);
@@ -412,6 +673,10 @@ int main(void) {
       cmocka_unit_test(test_decide_errors),
       cmocka_unit_test(test_apply_to_self),
       cmocka_unit_test(test_process_json_rewrite),
+      cmocka_unit_test(test_typed_request_decides_as_documents),
+      cmocka_unit_test(test_typed_request_names_the_source),
+      cmocka_unit_test(test_typed_request_over_documents),
+      cmocka_unit_test(test_typed_request_nulls),
       cmocka_unit_test(test_frees_accept_null),
       cmocka_unit_test_setup_teardown(test_node_config_read, node_setup, node_teardown),
       cmocka_unit_test_setup_teardown(test_node_config_errors, node_setup, node_teardown),

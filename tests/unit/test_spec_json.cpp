@@ -567,6 +567,67 @@ TEST(ConfigDocument, ProcessAffinityIsReadLikeAProcessFile) {
       std::nullopt);
 }
 
+// --- parse_cpu_list_member / parse_affinity_members (the typed request) ----
+
+// What a document gives for a CPU list at `member`: the set, or the error.
+std::string document_outcome(std::string_view list, bool config, std::string_view member) {
+  std::string field =
+      R"({"execCPUAffinity":{")" + std::string(member) + R"(":")" + std::string(list) + R"("}})";
+  try {
+    const auto affinity =
+        config
+            ? parse_config_document(R"({"process":)" + field + "}", kConfigSource).process.affinity
+            : parse_process_document(field, kProcessSource).affinity;
+    if (!affinity) return "not set";
+    const auto& set = member == "initial" ? affinity->initial : affinity->final;
+    return set ? set->format() : "not set";
+  } catch (const Error& e) {
+    return std::to_string(e.code()) + " " + e.what();
+  }
+}
+
+std::string typed_outcome(std::string_view list, bool config, std::string_view member) {
+  try {
+    const auto affinity =
+        parse_affinity_members(member == "initial" ? list : "", member == "final" ? list : "",
+                               config ? kConfigSource : kProcessSource, "process.execCPUAffinity");
+    if (!affinity) return "not set";
+    const auto& set = member == "initial" ? affinity->initial : affinity->final;
+    return set ? set->format() : "not set";
+  } catch (const Error& e) {
+    return std::to_string(e.code()) + " " + e.what();
+  }
+}
+
+class TypedListReadsAsDocument : public ::testing::TestWithParam<std::string_view> {};
+
+TEST_P(TypedListReadsAsDocument, SameSetOrSameError) {
+  for (const bool config : {false, true}) {
+    for (const std::string_view member : {"initial"sv, "final"sv}) {
+      EXPECT_EQ(typed_outcome(GetParam(), config, member),
+                document_outcome(GetParam(), config, member))
+          << (config ? "config " : "process ") << member;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, TypedListReadsAsDocument,
+                         ::testing::Values(""sv, "0"sv, " 7, 0-3,1024-1025 "sv, "65535"sv, "a"sv,
+                                           "3-1"sv, " , "sv, "1 2"sv, "0-"sv, "0,65536"sv,
+                                           "0123456789012345678901234567890123456789012345678901"
+                                           "234567890123456789"sv));
+
+TEST(TypedList, CpusNameTheirDocumentAndPath) {
+  EXPECT_EQ(parse_cpu_list_member("", kConfigSource, "linux.resources.cpu.cpus"), std::nullopt);
+  const Error e = error_from(
+      [] { (void)parse_cpu_list_member("2-x", kConfigSource, "linux.resources.cpu.cpus"); });
+  const Error document = error_from([] {
+    (void)parse_config_document(R"({"linux":{"resources":{"cpu":{"cpus":"2-x"}}}})", kConfigSource);
+  });
+  EXPECT_EQ(e.code(), EINVAL);
+  EXPECT_EQ(std::string(e.what()), std::string(document.what()));
+}
+
 class ConfigDocumentRefuses : public ::testing::TestWithParam<ErrorCase> {};
 
 TEST_P(ConfigDocumentRefuses, WithPathValueAndReason) {

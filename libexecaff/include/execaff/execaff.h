@@ -42,6 +42,9 @@ extern "C" {
 
 /* The annotation that opts a pod in (spec/decision-table.md). */
 #define EXECAFF_ANNOTATION "exec-cpu-affinity.execaff.io"
+/* OpenShift's annotation; only its "disable" counts: it opts a pod out
+ * (spec/decision-table.md).  Since EXECAFF_1.2. */
+#define EXECAFF_OPENSHIFT_ANNOTATION "performance.openshift.io/exec-cpu-affinity"
 
 /* "MAJOR.MINOR.PATCH" of the library that is loaded. */
 EXECAFF_PUBLIC const char* execaff_version(void);
@@ -132,6 +135,49 @@ EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_housekeeping_cpus(execa
 EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_handler_default(execaff_request* req,
                                                                          const char* value,
                                                                          execaff_error** err);
+
+/* ---- typed requests (since EXECAFF_1.2) -------------------------------- */
+
+/* For a runtime that has parsed the documents already (crun's libocispec):
+ * the values the decision reads, instead of the documents, so that nothing
+ * is read or parsed twice.  Like a document, a value is kept as given and
+ * judged by execaff_decide, which fails as it would for the document: a bad
+ * list given with source "process file \"/p\"" is -EINVAL with
+ * `process file "/p": process.execCPUAffinity.initial: invalid CPU list
+ * "a": ...`.  `source` names the document in those messages; NULL or ""
+ * names it as the document setters do ("exec process JSON", "config.json").
+ * A list that is NULL or "" is not set, as an absent, null or "" member is.
+ * A value set here replaces the same member of a document set with the
+ * setters above, whichever came first; setting one twice keeps the last.
+ * A setter fails only on a NULL argument it requires or out of memory. */
+
+/* The exec's process.execCPUAffinity (the `exec --process FILE` document's). */
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_process_affinity(execaff_request* req,
+                                                                          const char* initial,
+                                                                          const char* final,
+                                                                          const char* source,
+                                                                          execaff_error** err);
+/* config.json's process.execCPUAffinity: the default for execs without one. */
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_config_affinity(execaff_request* req,
+                                                                         const char* initial,
+                                                                         const char* final,
+                                                                         const char* source,
+                                                                         execaff_error** err);
+/* config.json's linux.resources.cpu.cpus: the container's cpuset when its
+ * cgroup cannot be read. */
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_config_cpus(execaff_request* req,
+                                                                     const char* cpus,
+                                                                     const char* source,
+                                                                     execaff_error** err);
+/* One of config.json's annotations.  Only those the decision reads are kept
+ * (EXECAFF_ANNOTATION and EXECAFF_OPENSHIFT_ANNOTATION); any other key is
+ * accepted and ignored, so a runtime may pass them all.  The value is
+ * judged by the decision, whose messages name the annotation, not its
+ * document: there is no source. */
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_request_set_annotation(execaff_request* req,
+                                                                    const char* key,
+                                                                    const char* value,
+                                                                    execaff_error** err);
 
 /* ---- the node configuration (since EXECAFF_1.1) ------------------------ */
 
