@@ -100,6 +100,11 @@ class StateFile : public json::Handler {
     return nullptr;
   }
 
+  // The same handlers for the values a skim found (skim_state_file).
+  [[nodiscard]] json::Handler& pid() noexcept { return pid_; }
+  [[nodiscard]] json::Handler& bundle() noexcept { return bundle_; }
+  [[nodiscard]] json::Handler& labels() noexcept { return labels_; }
+
  private:
   // config: only its labels.
   class Config : public json::Handler {
@@ -133,13 +138,12 @@ bool skim_state_file(const std::string& text, std::string_view pid_key, const st
   const json::Skimmed found =
       json::skim(text, {{pid_key}, {"bundle"}, {"config", "labels"}}, source);
   if (!found.complete) return false;
-  Member pid(&members, store_pid);
-  Member bundle(&members, store_bundle);
-  Member label(&members, store_label);
-  Each labels(&label);
-  if (found.values[0]) json::read_value(*found.values[0], pid, source, pid_key);
-  if (found.values[1]) json::read_value(*found.values[1], bundle, source, "bundle");
-  if (found.values[2]) json::read_value(*found.values[2], labels, source, "config.labels");
+  StateFile handlers(&members, pid_key);
+  if (found.values[0]) json::read_value(*found.values[0], handlers.pid(), source, pid_key);
+  if (found.values[1]) json::read_value(*found.values[1], handlers.bundle(), source, "bundle");
+  if (found.values[2]) {
+    json::read_value(*found.values[2], handlers.labels(), source, "config.labels");
+  }
   return true;
 }
 
