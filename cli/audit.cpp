@@ -39,8 +39,10 @@ constexpr const char* kAuditUsage =
     "on an isolated CPU its container does not own, minimum-weight containers\n"
     "whose pinned execs share CPUs, IRQs and irqbalance settings that reach\n"
     "isolated CPUs, and the processes that start execs (crio, conmon, containerd,\n"
-    "its shims, kubelet) allowed on a CPU a container holds exclusively, each\n"
-    "with its fix.  --root-fs DIR reads the node under DIR (fixture trees);\n"
+    "its shims, kubelet) allowed on a CPU a container holds exclusively, and\n"
+    "the pods with busy SCHED_FIFO/SCHED_RR threads on CPUs their next exec may\n"
+    "run on (an exec may hang, or freeze the node), each with its fix.\n"
+    "--root-fs DIR reads the node under DIR (fixture trees);\n"
     "--config names the node config (default DIR/etc/execaff/shim.json).\n"
     "Exit status: 0 clean, 1 findings, 2 error.\n";
 
@@ -71,6 +73,21 @@ std::string render_json(const AuditResult& r, const std::string& config_path) {
   out.member("isolated", r.isolated.format());
   out.member("isolated_sources", r.isolated_sources);
   member_or_null(out, "node_config", config_path);
+  out.key("rt_throttling").open_object();
+  out.key("runtime_us");
+  if (r.rt_throttling.known) {
+    out.number(r.rt_throttling.runtime_us);
+  } else {
+    out.null();
+  }
+  out.key("period_us");
+  if (r.rt_throttling.known) {
+    out.number(r.rt_throttling.period_us);
+  } else {
+    out.null();
+  }
+  out.key("off").boolean(r.rt_throttling.off());
+  out.close_object();
   out.key("containers").open_array();
   for (const AuditedContainer& c : r.containers) {
     out.open_object();
@@ -91,6 +108,22 @@ std::string render_json(const AuditResult& r, const std::string& config_path) {
     } else {
       out.null();
     }
+    out.key("realtime_threads").open_array();
+    for (const RealtimeThread& t : c.realtime_threads) {
+      out.open_object();
+      out.key("pid").number(t.pid);
+      out.key("tid").number(t.tid);
+      out.member("comm", t.comm);
+      out.member("policy", to_string(t.policy));
+      out.key("priority").number(t.priority);
+      out.key("cpu").number(t.cpu);
+      out.member("affinity", t.affinity.format());
+      out.key("cpu_percent").number(static_cast<std::int64_t>(t.cpu_share * 100 + 0.5));
+      out.key("busy").boolean(t.busy);
+      out.key("in_container").boolean(t.in_container);
+      out.close_object();
+    }
+    out.close_array();
     out.close_object();
   }
   out.close_array();
@@ -124,13 +157,26 @@ std::string render_json(const AuditResult& r, const std::string& config_path) {
 std::string render_table(const AuditResult& r) {
   std::ostringstream out;
   out << "execaff audit (read-only): " << r.containers.size() << " containers, isolated CPUs "
-      << (r.isolated.empty() ? "none" : r.isolated.format()) << "\n";
+      << (r.isolated.empty() ? "none" : r.isolated.format()) << ", RT throttling "
+      << (!r.rt_throttling.known ? std::string("unknown")
+          : r.rt_throttling.off()
+              ? std::string("off")
+              : std::to_string(r.rt_throttling.runtime_us) + "/" +
+                    std::to_string(r.rt_throttling.period_us) + " us")
+      << "\n";
   for (const AuditedContainer& c : r.containers) {
     out << "  " << c.runtime << " " << c.id << ": cpuset " << c.cpuset.format() << ", "
         << (c.exclusive.empty() ? "" : "exclusive " + c.exclusive.format() + ", ")
         << (c.opted_in ? "opted in (" + c.source + "), final " + list_or_dash(c.final)
                        : std::string("not opted in"))
         << ", " << c.processes << " processes (" << c.exec_processes << " exec'd)\n";
+    for (const RealtimeThread& t : c.realtime_threads) {
+      out << "    real-time: " << t.comm << " " << t.pid << "/" << t.tid << " "
+          << to_string(t.policy) << " " << t.priority << " on CPU " << t.cpu << " (allowed "
+          << t.affinity.format() << "), " << static_cast<int>(t.cpu_share * 100 + 0.5)
+          << "% of a CPU" << (t.busy ? ", busy" : "")
+          << (t.in_container ? "" : ", not the container's") << "\n";
+    }
   }
   if (r.findings.empty()) {
     out << "no findings\n";
@@ -187,6 +233,9 @@ const char* metric_help(FindingKind kind) {
     case FindingKind::caller_on_exclusive_cpu:
       return "Processes that start execs (crio, conmon, containerd, its shims, kubelet) allowed "
              "on a CPU a container holds exclusively.";
+    case FindingKind::exec_may_hang:
+      return "1 when busy real-time threads hold CPUs the container's next exec may run on (not "
+             "pinned, or pinned onto them): an exec may hang, or freeze the node.";
   }
   return "";
 }

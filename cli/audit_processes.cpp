@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "audit_processes.hpp"
 
+#include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <optional>
 
@@ -22,7 +24,72 @@ std::optional<CpuSet> status_affinity(const std::string& status_path) {
   }
 }
 
+std::optional<TaskStat> thread_stat(const std::string& stat_path) {
+  const auto text = read_file_if_readable(stat_path);
+  if (!text) return std::nullopt;
+  return parse_task_stat(*text, stat_path);
+}
+
 }  // namespace
+
+const char* to_string(SchedPolicy policy) noexcept {
+  switch (policy) {
+    case SchedPolicy::other: return "SCHED_OTHER";
+    case SchedPolicy::fifo: return "SCHED_FIFO";
+    case SchedPolicy::rr: return "SCHED_RR";
+    case SchedPolicy::batch: return "SCHED_BATCH";
+    case SchedPolicy::idle: return "SCHED_IDLE";
+    case SchedPolicy::deadline: return "SCHED_DEADLINE";
+  }
+  return "?";
+}
+
+TaskStat parse_task_stat(std::string_view line, std::string_view source) {
+  const auto fail = [&](const std::string& why) {
+    return Error(EINVAL, std::string(source) + ": " + why);
+  };
+  const auto close = line.rfind(')');
+  if (close == std::string_view::npos) throw fail("no ')' closing the comm");
+  // Fields from 3 (state) on, split at single spaces.
+  std::vector<std::string_view> fields;
+  std::string_view rest = line.substr(close + 1);
+  while (!rest.empty()) {
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\n')) rest.remove_prefix(1);
+    if (rest.empty()) break;
+    const auto end = rest.find_first_of(" \n");
+    fields.push_back(rest.substr(0, end));
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
+  }
+  constexpr std::size_t kLastField = 41;
+  if (fields.size() + 2 < kLastField) {
+    throw fail("has " + std::to_string(fields.size() + 2) + " fields, fewer than " +
+               std::to_string(kLastField));
+  }
+  const auto number = [&](std::size_t field) {
+    const std::string_view text = fields[field - 3];
+    unsigned long long value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size()) {
+      throw fail("field " + std::to_string(field) + " " + quoted(text) + " is not a number");
+    }
+    return value;
+  };
+  constexpr unsigned long long kPfKthread = 0x00200000;
+  TaskStat stat;
+  stat.kernel_thread = (number(9) & kPfKthread) != 0;
+  stat.cpu_ticks = number(14) + number(15);
+  stat.start_ticks = number(22);
+  stat.processor = static_cast<unsigned>(number(39));
+  stat.rt_priority = static_cast<unsigned>(number(40));
+  const auto policy = number(41);
+  switch (policy) {
+    case 0: case 1: case 2: case 3: case 5: case 6:
+      stat.policy = static_cast<SchedPolicy>(policy);
+      break;
+    default: throw fail("field 41 (policy) " + std::to_string(policy) + " is no known policy");
+  }
+  return stat;
+}
 
 CpuSet Process::affinity() const {
   CpuSet all;
@@ -62,13 +129,13 @@ std::map<pid_t, Process> read_processes(const NodeFacts& node, const std::string
     const std::vector<long> tids = numeric_entries(base + "/task");
     if (tids.empty()) {
       if (const auto affinity = status_affinity(base + "/status")) {
-        p.threads.push_back({p.pid, *affinity});
+        p.threads.push_back({p.pid, *affinity, thread_stat(base + "/stat")});
       }
     }
     for (const long tid : tids) {
-      if (const auto affinity =
-              status_affinity(base + "/task/" + std::to_string(tid) + "/status")) {
-        p.threads.push_back({static_cast<pid_t>(tid), *affinity});
+      const std::string task = base + "/task/" + std::to_string(tid);
+      if (const auto affinity = status_affinity(task + "/status")) {
+        p.threads.push_back({static_cast<pid_t>(tid), *affinity, thread_stat(task + "/stat")});
       }
     }
     if (!p.threads.empty()) processes.emplace(p.pid, std::move(p));

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <unistd.h>
 
 #include "audit_callers.hpp"
 #include "audit_processes.hpp"
@@ -212,6 +213,70 @@ void check_min_weight(const std::vector<Subject>& subjects, std::vector<Finding>
   }
 }
 
+// spec/audit.md, `exec_may_hang`: one finding per container with busy
+// real-time threads on CPUs its next exec may run on — any of its cpuset
+// when the exec is not pinned, `final` when it is.
+void check_realtime(std::vector<Subject>& subjects, const std::vector<RealtimeThread>& threads,
+                    const RtThrottling& throttling, std::vector<Finding>& findings) {
+  for (Subject& s : subjects) {
+    CpuSet hot;
+    const RealtimeThread* first = nullptr;
+    std::string named;
+    for (const RealtimeThread& r : threads) {
+      if (!r.affinity.intersects(s.info.cpuset)) continue;
+      RealtimeThread mine = r;
+      mine.in_container =
+          std::find(s.members.begin(), s.members.end(), r.pid) != s.members.end();
+      s.info.realtime_threads.push_back(mine);
+      if (!r.busy || !s.info.cpuset.contains(r.cpu)) continue;
+      hot.add(r.cpu);
+      if (first == nullptr) first = &r;
+      named += (named.empty() ? "" : ", ") + std::string("tid ") + std::to_string(r.tid) + " " +
+               quoted(r.comm) + " " + to_string(r.policy) + " " + std::to_string(r.priority) +
+               " on CPU " + std::to_string(r.cpu) + " (" +
+               std::to_string(static_cast<int>(r.cpu_share * 100 + 0.5)) + "% of a CPU)";
+    }
+    if (first == nullptr) continue;
+    const bool pinned = s.info.opted_in && s.info.final;
+    if (pinned && !s.info.final->intersects(hot)) continue;
+    const std::string outcome =
+        throttling.off()
+            ? "RT throttling is off (sched_rt_runtime_us -1): an exec may hang, or freeze the node"
+            : "an exec may stall behind them (RT throttling leaves other tasks " +
+                  (throttling.known && throttling.period_us > 0
+                       ? std::to_string((throttling.period_us - throttling.runtime_us) * 100 /
+                                        throttling.period_us) +
+                             "%"
+                       : std::string("a share")) +
+                  " of those CPUs), and hang once throttling is turned off";
+    Finding f{.kind = FindingKind::exec_may_hang,
+              .container = s.info.id,
+              .state_root = s.info.state_root,
+              .pid = first->pid,
+              .tid = first->tid,
+              .comm = first->comm,
+              .affinity = hot,
+              .expected = pinned ? std::optional<CpuSet>(s.info.final->without(hot))
+                                 : std::optional<CpuSet>(s.info.cpuset.without(hot))};
+    if (pinned) {
+      f.detail = "busy real-time threads (" + named + ") hold CPU " + hot.format() +
+                 " of the final " + s.info.final->format() + " its execs are pinned to (" +
+                 s.info.source + "): " + outcome;
+      f.fix = "pin execs to CPUs no busy-poll thread holds: leave the pod's first CPU to "
+              "housekeeping, or annotate exec-cpu-affinity.execaff.io with a CPU list without " +
+              hot.format();
+    } else {
+      f.detail = "busy real-time threads (" + named + ") on CPU " + hot.format() +
+                 ", and its execs are not pinned (" +
+                 (s.info.source == "none" ? std::string("nothing opts it in") : s.info.source) +
+                 "): " + outcome;
+      f.fix = "annotate the pod exec-cpu-affinity.execaff.io: first (or set \"handler_default\": "
+              "\"first\" in the node config), with its first CPU left to housekeeping";
+    }
+    findings.push_back(std::move(f));
+  }
+}
+
 void check_irqs(const std::string& root_fs, const CpuSet& isolated,
                 std::vector<Finding>& findings) {
   const std::string dir = under_root(root_fs, "/proc/irq");
@@ -268,6 +333,7 @@ const char* to_string(FindingKind kind) noexcept {
     case FindingKind::irq_on_isolated: return "irq_on_isolated";
     case FindingKind::irqbalance_unbanned_isolated: return "irqbalance_unbanned_isolated";
     case FindingKind::caller_on_exclusive_cpu: return "caller_on_exclusive_cpu";
+    case FindingKind::exec_may_hang: return "exec_may_hang";
   }
   return "?";
 }
@@ -408,6 +474,10 @@ AuditResult run_audit(const AuditOptions& options) {
   const CpuSet online = node.online_cpus();
   check_tasks(subjects, processes, result.isolated, online, findings);
   check_min_weight(subjects, findings);
+  result.rt_throttling = read_rt_throttling(options.root_fs);
+  check_realtime(subjects,
+                 realtime_threads(processes, read_uptime(options.root_fs), ::sysconf(_SC_CLK_TCK)),
+                 result.rt_throttling, findings);
   if (!result.isolated.empty()) {
     check_irqs(options.root_fs, result.isolated, findings);
     check_irqbalance(options.root_fs, result.isolated, findings);

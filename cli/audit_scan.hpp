@@ -2,7 +2,7 @@
 // `execaff audit`'s findings, gathered from the node as it is: the
 // containers under runc's and crun's state roots, every task in their
 // cgroups, the processes that start execs, the IRQs and irqbalance's
-// banned CPUs.  Read-only — only files
+// banned CPUs, the real-time threads.  Read-only — only files
 // are read, under a root directory so that tests run on fixture trees.
 // spec/audit.md defines each finding kind.
 #pragma once
@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "audit_realtime.hpp"
 #include "cpu_set.hpp"
 #include "node_config.hpp"
 
@@ -27,6 +28,7 @@ enum class FindingKind {
   irq_on_isolated,               // an IRQ may fire on an isolated CPU
   irqbalance_unbanned_isolated,  // IRQBALANCE_BANNED_CPUS leaves isolated CPUs to irqbalance
   caller_on_exclusive_cpu,       // crio, conmon, containerd(-shim), kubelet on a pinned pod's CPU
+  exec_may_hang,                 // busy real-time threads on CPUs its execs may land on
 };
 inline constexpr FindingKind kAllFindingKinds[] = {
     FindingKind::escaped_exec,
@@ -36,6 +38,7 @@ inline constexpr FindingKind kAllFindingKinds[] = {
     FindingKind::irq_on_isolated,
     FindingKind::irqbalance_unbanned_isolated,
     FindingKind::caller_on_exclusive_cpu,
+    FindingKind::exec_may_hang,
 };
 [[nodiscard]] const char* to_string(FindingKind kind) noexcept;
 // Node findings are about no container.
@@ -70,6 +73,8 @@ struct AuditedContainer {
   std::string cpu_weight_file;
   std::string cgroup_dir;  // its cpuset cgroup's directory
   CpuSet exclusive;        // the CPUs it holds exclusively (audit_callers.hpp)
+  // SCHED_FIFO / SCHED_RR threads allowed on its cpuset (audit_realtime.hpp).
+  std::vector<RealtimeThread> realtime_threads;
 };
 
 struct AuditOptions {
@@ -85,6 +90,7 @@ struct AuditResult {
   std::vector<std::string> skipped;  // containers not running, with why
   CpuSet isolated;
   std::string isolated_sources;
+  RtThrottling rt_throttling;
 };
 
 // Never throws for one container's or one task's trouble: a container whose

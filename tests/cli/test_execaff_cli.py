@@ -215,20 +215,27 @@ def test_audit():
         kinds = sorted({f["kind"] for f in d.get("findings", [])})
         check(r.returncode == 1 and d.get("read_only") is True and kinds == sorted([
             "escaped_exec", "isolated_cpu_intruder", "min_weight_pinned_exec", "irq_on_isolated",
-            "irqbalance_unbanned_isolated", "caller_on_exclusive_cpu"]),
+            "irqbalance_unbanned_isolated", "caller_on_exclusive_cpu", "exec_may_hang"]),
               f"audit --json: every kind of the fixture ({kinds})")
         fixes = {f["comm"]: f["fix"] for f in d.get("findings", [])
                  if f["kind"] == "caller_on_exclusive_cpu"}
         check(sorted(fixes) == ["containerd", "containerd-shim", "crio"] and
               'infra_ctr_cpuset = "0-1"' in fixes["crio"] and
               all(f["fix"] is None for f in d.get("findings", [])
-                  if f["kind"] != "caller_on_exclusive_cpu"),
+                  if f["kind"] not in ("caller_on_exclusive_cpu", "exec_may_hang")),
               f"audit --json: each caller's fix, null for the other kinds ({fixes})")
+        hang = [f for f in d.get("findings", []) if f["kind"] == "exec_may_hang"]
+        check(len(hang) == 1 and hang[0]["container"] == "burstable" and
+              "exec-cpu-affinity.execaff.io: first" in (hang[0]["fix"] or "") and
+              d.get("rt_throttling") == {"runtime_us": -1, "period_us": 1000000, "off": True},
+              f"audit --json: exec_may_hang with its fix, RT throttling off ({hang})")
         text = open(prom).read() if os.path.exists(prom) else ""
         check('execaff_audit_escaped_exec{container="guaranteed",root="/run/runc"} 2' in text and
               'execaff_audit_escaped_exec{container="burstable",root="/run/crun"} 0' in text and
               "\nexecaff_audit_irq_on_isolated 1\n" in text and
               "\nexecaff_audit_caller_on_exclusive_cpu 3\n" in text and
+              'execaff_audit_exec_may_hang{container="burstable",root="/run/crun"} 1' in text and
+              'execaff_audit_exec_may_hang{container="guaranteed",root="/run/runc"} 0' in text and
               "# TYPE execaff_audit_escaped_exec gauge" in text,
               "audit --prometheus: one gauge per kind, labelled by container")
         check(sorted(os.listdir(tmp)) == ["execaff.prom"], "audit --prometheus: no temp file left")

@@ -32,6 +32,10 @@ infra_ctr_cpuset, containerd's CPUAffinity= for its shim, CRI-O's for
 conmon); containerd and kubelet on {H} and the sleeper on {H, X} must not.
 crio moved to {H} is no longer reported; with housekeeping_cpus H in the
 node config each fix names H.
+Real-time threads (exec_may_hang): a pod whose init is a SCHED_FIFO
+busy-poll thread on CPU 1 is flagged while its execs are not pinned and
+clean with handler_default "first", where an exec through the shim lands
+on CPU 0 and returns (check_realtime says how).
 Exit codes: 0 pass, 1 fail, 77 skip.
 Usage: test_audit.py [runtime ...]   (default: runc crun)
 """
@@ -245,9 +249,107 @@ def check_callers(name, path, cli, checks, work):
                 p.wait()
 
 
+def rt_group_sched():
+    """Whether the host schedules real-time tasks per cgroup (v1
+    CONFIG_RT_GROUP_SCHED): a container then needs cpu.rt_runtime_us."""
+    return any(os.path.exists("/sys/fs/cgroup/%s/cpu.rt_runtime_us" % d)
+               for d in ("cpu", "cpu,cpuacct", "cpuacct,cpu"))
+
+
+def fifo_threads(pid):
+    """{tid: (policy, ticks)} of PID's threads, from task/TID/stat."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[int(tid)] = (int(fields[41 - 3]), int(fields[14 - 3]) + int(fields[15 - 3]))
+    return out
+
+
+def check_realtime(name, path, cli, shim, checks, work):
+    """exec_may_hang on a live pod: cpuset 0-1, its init a SCHED_FIFO 50
+    busy-poll thread on CPU 1 (execaff-fifo-poll, CAP_SYS_NICE, as a DPDK
+    app starts its lcores).  Not opted in: flagged.  With the node config's
+    handler_default "first" (final 0): clean, and an exec through the shim
+    lands on 0 and returns.  RT throttling stays at the host's default, and
+    the poller stops by itself after 60 s."""
+    if len(os.sched_getaffinity(0)) < 2 or not {0, 1} <= os.sched_getaffinity(0):
+        print("SKIP %s realtime: needs CPUs 0 and 1" % name)
+        return
+    poller = os.environ["EXECAFF_FIFO_POLL"]
+
+    def edit(config):
+        config["process"]["args"] = ["/bin/execaff-fifo-poll", "--priority", "50",
+                                     "--seconds", "60", "1"]
+        caps = config["process"].setdefault("capabilities", {})
+        for kind in ("bounding", "effective", "permitted"):
+            caps.setdefault(kind, [])
+            if "CAP_SYS_NICE" not in caps[kind]:
+                caps[kind].append("CAP_SYS_NICE")
+        if rt_group_sched():
+            cpu = config["linux"].setdefault("resources", {}).setdefault("cpu", {})
+            cpu["realtimeRuntime"] = 900000
+            cpu["realtimePeriod"] = 1000000
+
+    with fixture.Container(path, cpus="0-1", start=False, edit_config=edit) as c:
+        shutil.copy2(poller, os.path.join(c.bundle.rootfs, "bin", "execaff-fifo-poll"))
+        c.create()
+        c.start()
+        deadline = time.time() + 10
+        busy = None
+        while time.time() < deadline and busy is None:
+            time.sleep(0.5)
+            for tid, (policy, ticks) in fifo_threads(c.pid).items():
+                if policy == 1 and tid != c.pid and ticks >= 50:
+                    busy = tid
+        if busy is None:
+            checks.check("%s realtime: a busy SCHED_FIFO thread in %d" % (name, c.pid), False,
+                         c.read_init_log())
+            return
+        checks.eq("%s realtime: the poller runs on CPU 1" % name,
+                  os.sched_getaffinity(busy), {1})
+
+        bare = shimlib.write_config(os.path.join(work, "rt-none.json"), {})
+        r = audit(cli, [c.root], bare, "--json")
+        checks.eq("%s realtime: not opted in: exit 1" % name, r.returncode, 1, r)
+        doc = json.loads(r.stdout) if r.stdout else {}
+        found = [(f["kind"], f["container"], f["tid"], f["affinity"])
+                 for f in doc.get("findings", [])]
+        checks.eq("%s realtime: not opted in: exec_may_hang, nothing else" % name, found,
+                  [("exec_may_hang", c.id, busy, "1")], r.stdout)
+        threads = [(t["tid"], t["policy"], t["priority"], t["busy"], t["in_container"])
+                   for cc in doc.get("containers", []) for t in cc["realtime_threads"]
+                   if t["tid"] == busy]
+        checks.eq("%s realtime: the poller listed" % name, threads,
+                  [(busy, "SCHED_FIFO", 50, True, True)], r.stdout)
+        checks.eq("%s realtime: throttling as the host has it" % name,
+                  doc.get("rt_throttling", {}).get("off"),
+                  open("/proc/sys/kernel/sched_rt_runtime_us").read().strip() == "-1", r.stdout)
+        r = audit(cli, [c.root], bare)
+        checks.contains("%s realtime: the table names the fix" % name, r.stdout,
+                        "exec-cpu-affinity.execaff.io: first", r)
+
+        first = shimlib.write_config(os.path.join(work, "rt-first.json"),
+                                     {"handler_default": "first"})
+        r = audit(cli, [c.root], first, "--json")
+        checks.eq("%s realtime: handler_default first: clean, exit 0" % name,
+                  r.returncode, 0, r)
+        start = time.monotonic()
+        r = fixture.run([shim, "--root", c.root, "exec", c.id, "grep", "Cpus_allowed_list",
+                         "/proc/self/status"],
+                        env=shimlib.shim_env(runtime=path, config=first), timeout=30)
+        took = time.monotonic() - start
+        checks.eq("%s realtime: exec through the shim returns on CPU 0 (%.2f s)" % (name, took),
+                  (r.returncode, r.stdout.split()[-1:] if r.stdout else []), (0, ["0"]), r)
+
+
 def run_for_with_callers(name, path, cli, shim, checks, work):
     run_for(name, path, cli, shim, checks, work)
     check_callers(name, path, cli, checks, work)
+    check_realtime(name, path, cli, shim, checks, work)
 
 
 def main():

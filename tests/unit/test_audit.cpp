@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -68,6 +71,10 @@ TEST(Audit, FindsEachKindOnTheFixtureNode) {
       {"caller_on_exclusive_cpu", "", 52, 0, "3"},
       {"caller_on_exclusive_cpu", "", 70, 0, "0-3"},
       {"caller_on_exclusive_cpu", "", 90, 0, "0-2"},
+      // burstable (0-1, not opted in) runs a SCHED_FIFO busy-poll thread on
+      // CPU 1.  guaranteed's poller holds 3 and its final is 2; besteffort's
+      // final 0 is free: neither is flagged.
+      {"exec_may_hang", "burstable", 330, 330, "1"},
   };
   EXPECT_EQ(rows(r), want);
   ASSERT_EQ(r.containers.size(), 3u);
@@ -215,8 +222,135 @@ TEST(Audit, HandlerDefaultOptsInPodsWithoutTheAnnotation) {
       EXPECT_EQ(f.pid, 310);
       found = true;
     }
+    // Its execs are now pinned to 0, off the poller's CPU 1.
+    EXPECT_NE(f.kind, FindingKind::exec_may_hang) << f.detail;
   }
   EXPECT_TRUE(found);
+}
+
+TEST(TaskStat, FieldsCountedFromTheLastParenthesis) {
+  using execaff::cli::SchedPolicy;
+  const std::string line =
+      "330 (a (b) c) R 300 330 330 0 -1 4194368 100 0 0 0 445500 49500 0 0 -61 0 1 0 500000 "
+      "8581120 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 60 1 0 0 0\n";
+  const auto stat = execaff::cli::parse_task_stat(line, "stat");
+  EXPECT_EQ(stat.policy, SchedPolicy::fifo);
+  EXPECT_EQ(stat.rt_priority, 60u);
+  EXPECT_EQ(stat.processor, 1u);
+  EXPECT_EQ(stat.cpu_ticks, 495000u);
+  EXPECT_EQ(stat.start_ticks, 500000u);
+  EXPECT_FALSE(stat.kernel_thread);
+  const auto kthread = execaff::cli::parse_task_stat(
+      "15 (migration/1) S 2 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 -100 0 1 0 100 0 0 "
+      "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 1 99 1 0 0 0",
+      "stat");
+  EXPECT_TRUE(kthread.kernel_thread);
+  for (const char* bad : {"330 poller R 1", "330 (p) R 300 330", "330 (p) R x 330 330 0 -1 a"}) {
+    try {
+      (void)execaff::cli::parse_task_stat(bad, "/proc/330/stat");
+      ADD_FAILURE() << bad;
+    } catch (const execaff::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("/proc/330/stat"), std::string::npos) << e.what();
+    }
+  }
+  try {
+    (void)execaff::cli::parse_task_stat(
+        "1 (p) R 0 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 4",
+        "stat");
+    ADD_FAILURE() << "policy 4";
+  } catch (const execaff::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("policy"), std::string::npos) << e.what();
+  }
+}
+
+TEST(AuditRealtime, EachContainerListsTheRealtimeThreadsOnItsCpus) {
+  const auto r = run_audit(audit_v2());
+  EXPECT_TRUE(r.rt_throttling.known);
+  EXPECT_TRUE(r.rt_throttling.off());
+  std::map<std::string, std::vector<std::tuple<pid_t, std::string, unsigned, unsigned, int, bool,
+                                               bool>>>
+      got;
+  for (const auto& c : r.containers) {
+    auto& list = got[c.id];
+    for (const auto& t : c.realtime_threads) {
+      list.emplace_back(t.tid, to_string(t.policy), t.priority, t.cpu,
+                        static_cast<int>(t.cpu_share * 100 + 0.5), t.busy, t.in_container);
+    }
+  }
+  // migration/1 (pid 15) is a kernel thread: never listed.  rt-logger 96
+  // (SCHED_RR, 2 %) is on 0-1 and no container's.
+  using T = std::tuple<pid_t, std::string, unsigned, unsigned, int, bool, bool>;
+  EXPECT_EQ(got["guaranteed"], (std::vector<T>{{101, "SCHED_FIFO", 50, 3, 98, true, true}}));
+  EXPECT_EQ(got["burstable"], (std::vector<T>{{96, "SCHED_RR", 20, 0, 2, false, false},
+                                              {330, "SCHED_FIFO", 60, 1, 99, true, true}}));
+  EXPECT_EQ(got["besteffort"], (std::vector<T>{{96, "SCHED_RR", 20, 0, 2, false, false},
+                                               {101, "SCHED_FIFO", 50, 3, 98, true, false},
+                                               {330, "SCHED_FIFO", 60, 1, 99, true, false}}));
+}
+
+// The fixture tree copied, so that one file can change.
+class AuditRealtimeCopy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/execaff-audit-rt-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    root_ = dir;
+    std::filesystem::copy(fixture("audit-v2"), root_, std::filesystem::copy_options::recursive);
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  void write(const std::string& file, const std::string& text) const {
+    std::ofstream(root_ + file) << text;
+  }
+  [[nodiscard]] AuditOptions options() const {
+    AuditOptions o = audit_v2();
+    o.root_fs = root_;
+    return o;
+  }
+  std::string root_;
+};
+
+std::vector<execaff::cli::Finding> may_hang(const execaff::cli::AuditResult& r) {
+  std::vector<execaff::cli::Finding> out;
+  for (const auto& f : r.findings) {
+    if (f.kind == FindingKind::exec_may_hang) out.push_back(f);
+  }
+  return out;
+}
+
+TEST_F(AuditRealtimeCopy, APinnedExecWhoseFinalABusyThreadHoldsIsFlagged) {
+  // guaranteed's poller moved from CPU 3 to its final, 2.
+  write("/proc/100/task/101/status", "Name:\tdpdk-app\nPid:\t101\nCpus_allowed_list:\t2\n");
+  write("/proc/100/task/101/stat",
+        "101 (dpdk-app) R 50 101 101 0 -1 4194368 100 0 0 0 873180 97020 0 0 -51 0 1 0 10000 "
+        "8581120 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 2 50 1 0 0 0\n");
+  const auto found = may_hang(run_audit(options()));
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[1].container, "guaranteed");
+  EXPECT_EQ(found[1].tid, 101);
+  EXPECT_EQ(found[1].affinity, CpuSet::of({2}));
+  EXPECT_NE(found[1].detail.find("final 2"), std::string::npos) << found[1].detail;
+  EXPECT_NE(found[1].detail.find("freeze the node"), std::string::npos) << found[1].detail;
+  EXPECT_NE(found[1].fix.find("without 2"), std::string::npos) << found[1].fix;
+}
+
+TEST_F(AuditRealtimeCopy, WithThrottlingOnTheExecMayStall) {
+  write("/proc/sys/kernel/sched_rt_runtime_us", "950000\n");
+  const auto r = run_audit(options());
+  EXPECT_FALSE(r.rt_throttling.off());
+  const auto found = may_hang(r);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].detail.find("leaves other tasks 5% of those CPUs"), std::string::npos)
+      << found[0].detail;
+  EXPECT_NE(found[0].fix.find("exec-cpu-affinity.execaff.io: first"), std::string::npos);
+}
+
+TEST_F(AuditRealtimeCopy, AnIdleRealtimeThreadIsNoFinding) {
+  // The poller has used 10 % of a CPU: it sleeps, as a real-time thread
+  // waiting for work does.
+  write("/proc/330/task/330/stat",
+        "330 (poller) S 300 330 330 0 -1 4194368 100 0 0 0 45000 5000 0 0 -61 0 1 0 500000 "
+        "8581120 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 60 1 0 0 0\n");
+  EXPECT_TRUE(may_hang(run_audit(options())).empty());
 }
 
 TEST(Audit, ABrokenStateFileIsAnErrorNamingIt) {
