@@ -36,9 +36,9 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import fixture  # noqa: E402
 import shimlib  # noqa: E402
-from run_conformance import Runner, runtime_version, tools_dir  # noqa: E402
+from run_conformance import (  # noqa: E402
+    EXEC_AFFINITY_PREFIX as PREFIX, Runner, runtime_version, tools_dir)
 
-PREFIX = "process_exec_cpu_affinity"
 INFO = "informational: "
 
 
