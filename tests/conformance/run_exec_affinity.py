@@ -28,6 +28,7 @@ Needs root; takes the containers of the runtimes' default roots.
 import argparse
 import collections
 import os
+import re
 import sys
 
 sys.dont_write_bytecode = True
@@ -57,11 +58,20 @@ def verdicts(outcome):
     return oks, bad, skips, info
 
 
+_DETAIL = re.compile(r"\s*(\((?:[^()]|\([^()]*\))*\)|\[[^\]]*\])")
+
+
 def info_key(desc):
     """An informational line as (what was tried, what the runtime did)."""
     text = desc[len(INFO):].replace("; the spec is silent", "")
     what, sep, did = text.partition(": the ")
     return (what, "the " + did) if sep else (text, "")
+
+
+def gist(did):
+    """What the runtime did without the figures in parentheses and the
+    citation: what two cells are compared on."""
+    return _DETAIL.sub("", did).strip()
 
 
 class Cell:
@@ -144,7 +154,8 @@ def disagreements(cells, programs):
             o = c.programs[p][1] or c.programs[p][0]
             for d in verdicts(o)[3]:
                 what, did = info_key(d)
-                seen.setdefault(what, collections.OrderedDict()).setdefault(did, []).append(c.label)
+                seen.setdefault(what, collections.OrderedDict()).setdefault(
+                    gist(did), []).append(c.label)
     for what, by in seen.items():
         if len(by) > 1:
             out.append("%s: %s" % (what, "; ".join("%s: %s" % (", ".join(ls), did)
