@@ -145,7 +145,8 @@ def markdown(cells, programs):
 
 
 def disagreements(cells, programs):
-    """Informational lines where cells that implement the field differ."""
+    """Where cells that implement the field differ: informational lines,
+    and assertions that pass in one and fail in another."""
     out = []
     implementing = [c for c in cells if c.judged in ("field", "execaff")]
     seen = collections.OrderedDict()
@@ -156,6 +157,15 @@ def disagreements(cells, programs):
                 what, did = info_key(d)
                 seen.setdefault(what, collections.OrderedDict()).setdefault(
                     gist(did), []).append(c.label)
+    # Assertions one implementing cell passes and another fails.
+    for c in implementing:
+        for p in programs:
+            o = c.programs[p][1] or c.programs[p][0]
+            oks, bad, _, _ = verdicts(o)
+            for verdict, descs in (("ok", oks), ("not ok", bad)):
+                for d in descs:
+                    seen.setdefault(gist(d), collections.OrderedDict()).setdefault(
+                        verdict, []).append(c.label)
     for what, by in seen.items():
         if len(by) > 1:
             out.append("%s: %s" % (what, "; ".join("%s: %s" % (", ".join(ls), did)
