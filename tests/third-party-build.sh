@@ -10,9 +10,11 @@
 #   --print-cached; sets tarball and cache_parent (checked, absolute) and
 #   print_cached (0 or 1).  Errors start with NAME; -h and a bad argument
 #   print the calling script's "# Usage:" comment, up to "# The result".
-# third_party_out PREFIX
-#   sets sha (the tarball's sha256) and out, the cache directory:
-#   CACHE_PARENT/PREFIX-<its first 16 hex digits>.
+# third_party_out PREFIX [PATCH...]
+#   sets sha (the tarball's sha256), key and out, the cache directory:
+#   CACHE_PARENT/PREFIX-<key's first 16 hex digits>.  key is sha without
+#   patches, else the sha256 of sha and each patch's sha256, one a line:
+#   a changed patch builds anew, as a changed tarball does.
 
 third_party_usage() {
   sed -n '/^# Usage:/,/^# The result/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
@@ -48,6 +50,12 @@ third_party_args() {
 }
 
 third_party_out() {
+  local prefix=$1
+  shift
   sha=$(sha256sum "$tarball" | cut -d' ' -f1)
-  out=$cache_parent/$1-${sha:0:16}
+  key=$sha
+  if [ $# -gt 0 ]; then
+    key=$({ echo "$sha"; sha256sum "$@" | cut -d' ' -f1; } | sha256sum | cut -d' ' -f1)
+  fi
+  out=$cache_parent/$prefix-${key:0:16}
 }

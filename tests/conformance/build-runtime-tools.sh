@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Builds OCI runtime-tools' validation suite (the runtimetest binary and one
-# program per validation/*/NAME.go) from the unmodified upstream tarball in
-# ../shared/third_party/, and prints the directory that holds it.
+# program per validation/*/NAME.go) from the upstream tarball in
+# ../shared/third_party/ with execaff's patches applied (contrib/runtime-tools/
+# *.patch, in name order: the process.execCPUAffinity programs), and prints
+# the directory that holds it.
 #
 # Usage: build-runtime-tools.sh [--tarball FILE] [--cache-parent DIR] [--print-cached]
 #
@@ -15,11 +17,13 @@
 #   --print-cached       build nothing: print the directory if it is already
 #                        complete, else exit 1
 #
-# The result is DIR/execaff-rtools-<first 16 hex of the tarball's sha256>:
-# a cache keyed by the source, so a changed tarball builds anew and an
-# unchanged one is built once per machine.  It holds runtimetest,
+# The result is DIR/execaff-rtools-<first 16 hex of the key>, the key being
+# the sha256 of the tarball's sha256 and the patches' (tests/third-party-build.sh):
+# a cache keyed by the source, so a changed tarball or patch builds anew and
+# an unchanged one is built once per machine.  It holds runtimetest,
 # rootfs-<arch>.tar.gz, validation/NAME/NAME.t, programs.txt (the program
-# names, one a line) and SOURCE (what it was built from, and with which Go).
+# names, one a line) and SOURCE (what it was built from: tarball, patches,
+# key, and with which Go).
 # The validation programs expect to run in that directory (they copy
 # ./runtimetest and untar ./rootfs-<arch>.tar.gz into each bundle).
 #
@@ -40,13 +44,20 @@ die() { echo "build-runtime-tools: $*" >&2; exit 1; }
 third_party_args build-runtime-tools \
     "${EXECAFF_RTOOLS_TARBALL:-$here/../../../shared/third_party/runtime-tools-260e151.tar.xz}" \
     "${EXECAFF_RTOOLS_CACHE_PARENT:-/var/tmp}" "$@"
-third_party_out execaff-rtools
+patch_dir=$here/../../contrib/runtime-tools
+patches=()
+for p in "$patch_dir"/*.patch; do
+    [ -f "$p" ] && patches+=("$(cd "$(dirname "$p")" && pwd)/$(basename "$p")")
+done
+[ ${#patches[@]} -gt 0 ] || die "no patch in '$patch_dir' (the execCPUAffinity programs)"
+third_party_out execaff-rtools "${patches[@]}"
 
 # Complete: SOURCE names this tarball's hash and every listed program is
 # there.  SOURCE is written last, so a tree without it was never finished.
 complete() {
     local dir=$1 name
     grep -qx "sha256 $sha" "$dir/SOURCE" 2>/dev/null || return 1
+    grep -qx "key $key" "$dir/SOURCE" || return 1
     [ -x "$dir/runtimetest" ] && [ -s "$dir/programs.txt" ] || return 1
     while read -r name; do
         [ -x "$dir/validation/$name/$name.t" ] || return 1
@@ -84,6 +95,11 @@ tar -xJf "$tarball" -C "$tmp/src" --strip-components=1 \
     || die "cannot extract '$tarball'"
 [ -f "$tmp/src/Makefile" ] && [ -d "$tmp/src/validation" ] && [ -d "$tmp/src/vendor" ] \
     || die "'$tarball' is not a runtime-tools tree with vendor/ (no Makefile, validation/ or vendor/ at its top)"
+command -v patch >/dev/null || die "patch not found: install patch"
+for p in "${patches[@]}"; do
+    patch -d "$tmp/src" -p1 --forward --batch --quiet <"$p" >"$tmp/patch.log" 2>&1 \
+        || { cat "$tmp/patch.log" >&2; die "'$p' does not apply to '$tarball'"; }
+done
 
 # The build's own caches stay in the temporary directory: nothing in $HOME,
 # nothing fetched (GOTOOLCHAIN=local: a newer go must not try to download
@@ -117,6 +133,10 @@ count=$(wc -l <"$tmp/out/programs.txt")
 {
     echo "tarball $(basename "$tarball")"
     echo "sha256 $sha"
+    for p in "${patches[@]}"; do
+        echo "patch $(basename "$p") $(sha256sum "$p" | cut -d' ' -f1)"
+    done
+    echo "key $key"
     echo "go $(go version | cut -d' ' -f3-)"
     echo "programs $count"
 } >"$tmp/out/SOURCE"
