@@ -17,7 +17,7 @@ PACKAGES="
   libseccomp-dev libseccomp2 libcap-dev libcap2
   scdoc groff-base man-db
   patchelf binutils
-  golang-go libsqlite3-dev make xz-utils
+  golang-go libsqlite3-dev make xz-utils patch
 "
 
 if [ "$(id -u)" != 0 ]; then
