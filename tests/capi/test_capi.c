@@ -321,18 +321,23 @@ static char* outcome(execaff_request* req) {
   return text;
 }
 
-/* The document request, with the sources crun's fork names. */
-static char* document_outcome(const struct typed_inputs* in) {
+/* The inputs as a document request. */
+static execaff_request* document_request(const struct typed_inputs* in) {
   char process[1024];
   char config[1024];
   execaff_request* req = NULL;
-  char* text;
   process_document(in, process, sizeof process);
   config_document(in, config, sizeof config);
   assert_int_equal(execaff_request_new(&req, NULL), 0);
   assert_int_equal(execaff_request_set_process_json(req, process, strlen(process), NULL), 0);
   assert_int_equal(execaff_request_set_config_json(req, config, strlen(config), NULL), 0);
-  text = outcome(req);
+  return req;
+}
+
+/* The document request, with the sources crun's fork names. */
+static char* document_outcome(const struct typed_inputs* in) {
+  execaff_request* req = document_request(in);
+  char* text = outcome(req);
   execaff_request_free(req);
   return text;
 }
@@ -666,16 +671,9 @@ static void test_node_config_errors(void** state) {
 
 /* The decision, with the node config, as "pinned", "unpinned" or "error". */
 static const char* decided(const struct typed_inputs* in, const execaff_node_config* node) {
-  char process[1024];
-  char config[1024];
-  execaff_request* req = NULL;
+  execaff_request* req = document_request(in);
   const char* verdict;
   char* text;
-  process_document(in, process, sizeof process);
-  config_document(in, config, sizeof config);
-  assert_int_equal(execaff_request_new(&req, NULL), 0);
-  assert_int_equal(execaff_request_set_process_json(req, process, strlen(process), NULL), 0);
-  assert_int_equal(execaff_request_set_config_json(req, config, strlen(config), NULL), 0);
   assert_int_equal(execaff_request_set_node_config(req, node, NULL), 0);
   text = outcome(req);
   verdict = strncmp(text, "{\"pinned\":true", 14) == 0    ? "pinned"
