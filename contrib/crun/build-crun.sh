@@ -2,8 +2,12 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Builds Debian's crun from its source, either as Debian ships it (--stock)
-# or with every contrib/crun/BASE/*.patch applied and linked against
-# libexecaff through pkg-config (--patched).  Two bases:
+# or as execaff's fork (--patched): every contrib/crun/BASE/*.patch applied
+# (the hooks into crun's own files), the fork's own sources in
+# contrib/crun/src/ copied into src/libcrun/, compiled with
+# -DEXECAFF_CRUN_VERSION (10801 for 1.8.1, 12100 for 1.21: what differs
+# between the bases in those sources is behind it) and linked statically
+# against libexecaff through pkg-config.  Two bases:
 #
 #   1.8.1  Debian bookworm's crun 1.8.1-1+deb12u1, the host's own source
 #          package (apt-get source through a deb-src twin of the host's
@@ -21,8 +25,9 @@
 #
 #   --stock                  Debian's crun as is (default)
 #   --patched                plus every *.patch of the patch dir, in name
-#                            order, linked statically against libexecaff
-#                            (pkg-config --static libexecaff-static)
+#                            order, and contrib/crun/src/, linked statically
+#                            against libexecaff (pkg-config --static
+#                            libexecaff-static)
 #   --base VERSION           1.8.1 (default) or 1.21
 #   --pkg-config-path DIRS   where libexecaff-static's .pc lives: a meson
 #                            build dir's libexecaff/ or PREFIX/lib/.../pkgconfig
@@ -86,8 +91,8 @@ die() { printf 'build-crun: error: %s\n' "$*" >&2; exit 1; }
 # What each base is: the Debian version, and for 1.21 the suite it comes
 # from (bookworm's is the host's own).
 case $base in
-1.8.1) debian_version= ;;  # whatever bookworm's sources carry (1.8.1-1+deb12u1)
-1.21) debian_version=1.21-1 suite=trixie ;;
+1.8.1) debian_version= version_number=10801 ;;  # whatever bookworm's sources carry (1.8.1-1+deb12u1)
+1.21) debian_version=1.21-1 suite=trixie version_number=12100 ;;
 *) echo "build-crun.sh: unknown --base $base (1.8.1 or 1.21)" >&2; usage ;;
 esac
 patch_dir=${patch_dir:-$here/$base}
@@ -305,6 +310,19 @@ prepare_tree() {
     echo "$id" >"$work/tree/.execaff-stamp"
 }
 
+# The fork's own sources (contrib/crun/src/), copied into the tree's
+# src/libcrun/ where the patches' Makefile.am names them; on every run, and
+# only those that changed, so that make rebuilds just their objects.
+fork_src=$here/src
+copy_fork_sources() {
+    local f dst
+    [ "$mode" = patched ] || return 0
+    for f in "$fork_src"/*.c "$fork_src"/*.h; do
+        dst=$work/tree/src/libcrun/$(basename "$f")
+        cmp -s "$f" "$dst" || install -m 0644 "$f" "$dst"
+    done
+}
+
 # --- 4. configure ----------------------------------------------------------
 execaff_pc=
 resolve_execaff() {
@@ -331,7 +349,7 @@ configure_flags() {
 }
 
 configure_tree() {
-    local flags vars=() ldflags=
+    local flags vars=() ldflags= i
     mapfile -t flags < <(configure_flags)
     # Debian's compiler flags (debian/rules: hardening=+all), so that the
     # stock build is the package's binary in all but the libocispec schema.
@@ -341,6 +359,18 @@ configure_tree() {
         ldflags=$(debflags LDFLAGS)
     fi
     [ -z "$ldflags" ] || vars+=("LDFLAGS=${ldflags# }")
+    if [ "$mode" = patched ]; then
+        # The fork: its version macro and libexecaff's headers.  Its
+        # libraries go to make (make_vars), not to configure: LIBS there
+        # would fail libtool's check that -static links (no libyajl.a) and
+        # leave crun's test init dynamic, which its tests' rootfs cannot run.
+        local cppflags=
+        for i in "${!vars[@]}"; do
+            case ${vars[$i]} in CPPFLAGS=*) cppflags=${vars[$i]#CPPFLAGS=}; unset "vars[$i]" ;; esac
+        done
+        vars+=("CPPFLAGS=${cppflags:+$cppflags }-DEXECAFF_CRUN_VERSION=$version_number $(pkg-config --cflags --static "$execaff_pc")")
+        vars=("${vars[@]}")
+    fi
     local id="${flags[*]} ${vars[*]} PKG_CONFIG_PATH=${PKG_CONFIG_PATH:-}"
     if [ -f "$work/tree/config.status" ] && [ -f "$work/tree/.execaff-configured" ] &&
         [ "$(cat "$work/tree/.execaff-configured")" = "$id" ]; then
@@ -370,8 +400,21 @@ relink_if_libexecaff_changed() {
         rm -f "$work/tree/crun"
     fi
 }
-build_crun() { relink_if_libexecaff_changed; make -C "$work/tree" -j"$jobs" >"$work/make.log" 2>&1 ||
-    { tail -n 40 "$work/make.log" >&2; die "make failed (see $work/make.log)"; }; }
+# The fork links libexecaff statically (its archive holds its own C++
+# runtime, hidden) wherever crun links its other libraries: appended to
+# crun's FOUND_LIBS (crun, libcrun, the unit tests), as the configure.ac
+# hunk of the patches before issue 27 did.
+make_vars() {
+    [ "$mode" = patched ] || return 0
+    echo "FOUND_LIBS=$(sed -n 's/^FOUND_LIBS = //p' "$work/tree/Makefile") $(pkg-config --libs --static "$execaff_pc")"
+}
+build_crun() {
+    local vars
+    relink_if_libexecaff_changed
+    mapfile -t vars < <(make_vars)
+    make -C "$work/tree" -j"$jobs" "${vars[@]}" >"$work/make.log" 2>&1 ||
+        { tail -n 40 "$work/make.log" >&2; die "make failed (see $work/make.log)"; }
+}
 build_init() { make -C "$work/tree" -j"$jobs" tests/init >>"$work/make.log" 2>&1 ||
     { tail -n 40 "$work/make.log" >&2; die "make tests/init failed (see $work/make.log)"; }; }
 
@@ -387,6 +430,7 @@ install_outputs() {
         echo "base: $base"
         echo "source: $(basename "$(source_tree)") ($(cat "$work/src/origin" 2>/dev/null || echo "Debian's source package"))"
         echo "patches: ${patches[*]:-none}"
+        [ "$mode" != patched ] || echo "fork sources: $fork_src ($(cat "$fork_src"/*.[ch] | sha256sum | cut -c1-16))"
         echo "execaff: ${execaff_pc:-none}${execaff_pc:+ $(pkg-config --modversion "$execaff_pc")}"
         echo "configure: $(cat "$work/tree/.execaff-configured")"
         echo "tree: $work/tree"
@@ -397,6 +441,9 @@ install_outputs() {
 
 check_outputs() {
     "$outdir/crun" --version >/dev/null || die "$outdir/crun --version fails"
+    # crun's tests copy their init into a rootfs without a libc.
+    ! readelf -lW "$outdir/tests/init" | grep -q 'INTERP' ||
+        die "$outdir/tests/init is dynamically linked (libtool found -static not working at configure)"
     if [ "$mode" = patched ]; then
         "$outdir/crun" --version | grep '+EXECAFF' >/dev/null ||
             die "patched crun does not report +EXECAFF in --version"
@@ -431,6 +478,7 @@ else
     step source fetch_source_121
 fi
 step prepare-tree prepare_tree
+step fork-sources copy_fork_sources
 step resolve-execaff resolve_execaff
 step configure configure_tree
 step make-crun build_crun

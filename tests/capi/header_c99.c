@@ -4,5 +4,8 @@
 
 int execaff_header_check_dummy(void);
 int execaff_header_check_dummy(void) {
-  return EXECAFF_MAX_CPU > 0;
+  /* The newest call (EXECAFF_1.3), by its prototype. */
+  int (*wants)(const char*, size_t, const char*, size_t, const execaff_node_config*,
+               execaff_error**) = execaff_exec_wants_pinning;
+  return EXECAFF_MAX_CPU > 0 && wants != NULL;
 }

@@ -321,18 +321,23 @@ static char* outcome(execaff_request* req) {
   return text;
 }
 
-/* The document request, with the sources crun's fork names. */
-static char* document_outcome(const struct typed_inputs* in) {
+/* The inputs as a document request. */
+static execaff_request* document_request(const struct typed_inputs* in) {
   char process[1024];
   char config[1024];
   execaff_request* req = NULL;
-  char* text;
   process_document(in, process, sizeof process);
   config_document(in, config, sizeof config);
   assert_int_equal(execaff_request_new(&req, NULL), 0);
   assert_int_equal(execaff_request_set_process_json(req, process, strlen(process), NULL), 0);
   assert_int_equal(execaff_request_set_config_json(req, config, strlen(config), NULL), 0);
-  text = outcome(req);
+  return req;
+}
+
+/* The document request, with the sources crun's fork names. */
+static char* document_outcome(const struct typed_inputs* in) {
+  execaff_request* req = document_request(in);
+  char* text = outcome(req);
   execaff_request_free(req);
   return text;
 }
@@ -662,6 +667,135 @@ static void test_node_config_errors(void** state) {
   expect_node_error(missing, -ENOENT, "No such file or directory");
 }
 
+/* ---- execaff_exec_wants_pinning (EXECAFF_1.3) ----------------------- */
+
+/* The decision, with the node config, as "pinned", "unpinned" or "error". */
+static const char* decided(const struct typed_inputs* in, const execaff_node_config* node) {
+  execaff_request* req = document_request(in);
+  const char* verdict;
+  char* text;
+  assert_int_equal(execaff_request_set_node_config(req, node, NULL), 0);
+  text = outcome(req);
+  verdict = strncmp(text, "{\"pinned\":true", 14) == 0    ? "pinned"
+            : strncmp(text, "{\"pinned\":false", 15) == 0 ? "unpinned"
+                                                           : "error";
+  free(text);
+  execaff_request_free(req);
+  return verdict;
+}
+
+static int wants(const struct typed_inputs* in, const execaff_node_config* node) {
+  char process[1024];
+  char config[1024];
+  process_document(in, process, sizeof process);
+  config_document(in, config, sizeof config);
+  return execaff_exec_wants_pinning(config, strlen(config), process, strlen(process), node, NULL);
+}
+
+/* The answer is the decision's: 1 is followed by a pinned decision (or an
+ * error), 0 by an unpinned one, an error by an error -- for each case with
+ * and without a handler default. */
+static void test_wants_pinning_agrees_with_decide(void** state) {
+  static const struct {
+    struct typed_inputs in;
+    int without_default;  /* the expected answer without a node config */
+    int with_default;     /* ... with handler_default "first" */
+  } cases[] = {
+      {{NULL, NULL, NULL, NULL, NULL, NULL, NULL}, 0, 1},
+      {{NULL, NULL, NULL, NULL, NULL, "first", NULL}, 1, 1},
+      {{NULL, NULL, NULL, NULL, NULL, "0-1", NULL}, 1, 1},
+      {{NULL, NULL, NULL, NULL, NULL, "disable", NULL}, 0, 0},
+      {{NULL, NULL, NULL, NULL, NULL, NULL, "disable"}, 0, 0},
+      /* The OpenShift annotation can only opt out. */
+      {{NULL, NULL, NULL, NULL, NULL, NULL, "first"}, 0, 1},
+      /* An opt-out turns the policy off, not the field. */
+      {{"0", NULL, NULL, NULL, NULL, "disable", NULL}, 1, 1},
+      {{NULL, NULL, NULL, "1", NULL, NULL, "disable"}, 1, 1},
+      {{"0", "1", NULL, NULL, NULL, NULL, NULL}, 1, 1},
+      {{NULL, NULL, "0", NULL, "0-1", NULL, NULL}, 1, 1},
+      /* Empty lists are not set. */
+      {{"", "", "", "", NULL, NULL, NULL}, 0, 1},
+      /* Unreadable: the decision fails on the same bytes. */
+      {{"a", NULL, NULL, NULL, NULL, NULL, NULL}, -EINVAL, -EINVAL},
+      {{NULL, NULL, NULL, "1-", NULL, "disable", NULL}, -EINVAL, -EINVAL},
+  };
+  execaff_node_config* node = NULL;
+  size_t i;
+  (void)state;
+  assert_int_equal(execaff_node_config_load(
+                       node_file("default.json", "{\"handler_default\": \"first\"}", 0644), &node,
+                       NULL),
+                   0);
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const execaff_node_config* nodes[] = {NULL, node};
+    const int expected[] = {cases[i].without_default, cases[i].with_default};
+    size_t n;
+    for (n = 0; n < 2; n++) {
+      const int got = wants(&cases[i].in, nodes[n]);
+      const char* verdict = decided(&cases[i].in, nodes[n]);
+      if (got != expected[n]) fail_msg("case %zu node %zu: %d, expected %d", i, n, got, expected[n]);
+      if ((got == 0 && strcmp(verdict, "unpinned") != 0) ||
+          (got == 1 && strcmp(verdict, "unpinned") == 0) ||
+          (got < 0 && strcmp(verdict, "error") != 0)) {
+        fail_msg("case %zu node %zu: answer %d, decision %s", i, n, got, verdict);
+      }
+    }
+  }
+  execaff_node_config_free(node);
+}
+
+/* What a byte scan cannot see, the reader does: an escaped key (the skim
+ * gives up and the whole document is read), a key under another member,
+ * null, and the process file's absence. */
+static void test_wants_pinning_reads_json(void** state) {
+  static const char escaped[] =
+      "{\"annotations\":{\"exec-cpu-affinity.execaff.\\u0069o\":\"first\"}}";
+  static const char nested[] =
+      "{\"annotations\":{\"x\":\"{\\\"exec-cpu-affinity.execaff.io\\\":\\\"first\\\"}\"},"
+      "\"linux\":{\"execCPUAffinity\":{\"final\":\"1\"}}}";
+  static const char field[] = "{\"process\":{\"execCPUAffinity\":{\"final\":\"1\"}}}";
+  static const char null_field[] = "{\"execCPUAffinity\":null,\"args\":[\"true\"]}";
+  static const char empty_field[] = "{\"execCPUAffinity\":{},\"args\":[\"true\"]}";
+  (void)state;
+  assert_int_equal(execaff_exec_wants_pinning(escaped, strlen(escaped), NULL, 0, NULL, NULL), 1);
+  assert_int_equal(execaff_exec_wants_pinning(nested, strlen(nested), NULL, 0, NULL, NULL), 0);
+  assert_int_equal(execaff_exec_wants_pinning(field, strlen(field), NULL, 0, NULL, NULL), 1);
+  /* The process file's own field, null or empty, leaves config.json's. */
+  assert_int_equal(execaff_exec_wants_pinning(field, strlen(field), null_field,
+                                              strlen(null_field), NULL, NULL),
+                   1);
+  assert_int_equal(execaff_exec_wants_pinning(nested, strlen(nested), empty_field,
+                                              strlen(empty_field), NULL, NULL),
+                   0);
+}
+
+static void test_wants_pinning_errors(void** state) {
+  static const char config[] = "{\"annotations\":{\"" EXECAFF_ANNOTATION "\":\"first\"}";
+  static const char twice[] =
+      "{\"annotations\":{\"" EXECAFF_ANNOTATION "\":\"first\",\"" EXECAFF_ANNOTATION
+      "\":\"disable\"}}";
+  static const char process[] = "{\"execCPUAffinity\":{\"initial\":7}}";
+  execaff_error* err = NULL;
+  (void)state;
+  assert_int_equal(execaff_exec_wants_pinning(NULL, 0, NULL, 0, NULL, &err), -EINVAL);
+  assert_non_null(strstr(execaff_error_message(err), "config_json is NULL"));
+  execaff_error_free(err);
+  err = NULL;
+  /* Malformed (one brace short), a key named twice, a wrong type. */
+  assert_int_equal(execaff_exec_wants_pinning(config, strlen(config), NULL, 0, NULL, &err), -EINVAL);
+  assert_non_null(strstr(execaff_error_message(err), "config.json"));
+  execaff_error_free(err);
+  err = NULL;
+  assert_int_equal(execaff_exec_wants_pinning(twice, strlen(twice), NULL, 0, NULL, &err), -EINVAL);
+  assert_non_null(strstr(execaff_error_message(err), EXECAFF_ANNOTATION));
+  execaff_error_free(err);
+  err = NULL;
+  assert_int_equal(execaff_exec_wants_pinning("{}", 2, process, strlen(process), NULL, &err),
+                   -EINVAL);
+  assert_non_null(strstr(execaff_error_message(err), "execCPUAffinity.initial"));
+  execaff_error_free(err);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_version),
@@ -680,6 +814,10 @@ int main(void) {
       cmocka_unit_test(test_frees_accept_null),
       cmocka_unit_test_setup_teardown(test_node_config_read, node_setup, node_teardown),
       cmocka_unit_test_setup_teardown(test_node_config_errors, node_setup, node_teardown),
+      cmocka_unit_test_setup_teardown(test_wants_pinning_agrees_with_decide, node_setup,
+                                      node_teardown),
+      cmocka_unit_test(test_wants_pinning_reads_json),
+      cmocka_unit_test(test_wants_pinning_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -223,6 +223,28 @@ EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_decide(const execaff_context* ctx,
                                                     execaff_decision** out, execaff_error** err);
 EXECAFF_PUBLIC void execaff_decision_free(execaff_decision* d);
 
+/* Whether execaff_decide will pin an exec, asked before anything else is
+ * known (since EXECAFF_1.3): 1 when the decision table asks for pinning --
+ * the EXECAFF_ANNOTATION annotation, else the node config's handler
+ * default, unless either annotation says "disable"; or an execCPUAffinity
+ * field in the process document or config.json -- and 0 when it does not.
+ * A 1 is never followed by an unpinned decision, only perhaps by an error
+ * of execaff_decide (a list outside the container's cpuset); a 0 is never
+ * followed by a pinned one.  `config_json` is the container's config.json
+ * (required), `process_json` the exec's process document (NULL for an exec
+ * given on the command line), `node` the node config (NULL: none).  A
+ * document that cannot be read is -EINVAL naming it, as execaff_decide
+ * would fail.  Reads no file and asks the kernel nothing: config.json is
+ * skimmed for the members the decision reads, not parsed whole, so a
+ * runtime can ask on its start-up path (the forked crun does, to move to
+ * the housekeeping CPUs before it reads anything else). */
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_exec_wants_pinning(const char* config_json,
+                                                                size_t config_len,
+                                                                const char* process_json,
+                                                                size_t process_len,
+                                                                const execaff_node_config* node,
+                                                                execaff_error** err);
+
 /* 1 when the exec is to be pinned, 0 when it is left exactly alone. */
 EXECAFF_PUBLIC int execaff_decision_is_pinned(const execaff_decision* d);
 /* The decided sets, or NULL when that stage is not touched.  Owned by d. */
