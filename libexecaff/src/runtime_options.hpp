@@ -62,9 +62,11 @@ struct RuntimeOptionTable {
                                                              std::string_view version) noexcept;
 
 // The table for a runtime whose release is not known (or not listed): the
-// newest of its kind.  Each older release's options are a subset of the
-// newest's with the same arguments (tests/unit/test_runtime_options.cpp),
-// so a command line a listed release accepts reads the same by it.
+// newest of its kind.  An option an older release shares with it has the
+// same argument and short forms (tests/unit/test_runtime_options.cpp), so
+// a line it reads, it reads as that release does; a line with an option
+// only the older release has (runc 1.1.5's --criu) it cannot read, and the
+// release's own table then does (exec_command.cpp).
 // nullptr for a kind that is neither runc nor crun.
 [[nodiscard]] const RuntimeOptionTable* newest_runtime_option_table(std::string_view kind) noexcept;
 
