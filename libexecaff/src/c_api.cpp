@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "apply.hpp"
+#include "c_api_error.hpp"
 #include "cpu_set.hpp"
 #include "decide.hpp"
 #include "error.hpp"
@@ -28,11 +29,6 @@
 static_assert(std::string_view(EXECAFF_ANNOTATION) == execaff::kAnnotation);
 static_assert(std::string_view(EXECAFF_OPENSHIFT_ANNOTATION) == execaff::kOpenShiftAnnotation);
 
-struct execaff_error {
-  int code;  // negative errno
-  std::string message;
-};
-
 struct execaff_cpuset {
   execaff::CpuSet set;
 };
@@ -42,6 +38,10 @@ struct execaff_context {
 };
 
 namespace {
+
+using execaff::c_api::guarded;
+using execaff::c_api::null_argument;
+using execaff::c_api::store_error;
 
 // execCPUAffinity's two lists as a runtime read them, and where from.
 struct TypedAffinity {
@@ -80,50 +80,6 @@ struct execaff_decision {
 };
 
 namespace {
-
-int store_error(execaff_error** err, int code, const char* message) noexcept {
-  const int negative = code > 0 ? -code : (code == 0 ? -EIO : code);
-  if (err != nullptr) {
-    // A caller that passes a filled slot keeps the first error.
-    if (*err == nullptr) *err = new (std::nothrow) execaff_error{negative, std::string()};
-    if (*err != nullptr && (*err)->message.empty()) {
-      try {
-        (*err)->message = message;
-        (*err)->code = negative;
-      } catch (...) {
-        (*err)->code = -ENOMEM;
-      }
-    }
-  }
-  return negative;
-}
-
-// Runs body, turning any exception into the C error contract.
-template <typename Body>
-int guarded(execaff_error** err, Body&& body) noexcept {
-  try {
-    body();
-    return 0;
-  } catch (const execaff::Error& e) {
-    return store_error(err, e.code(), e.what());
-  } catch (const std::bad_alloc&) {
-    return store_error(err, ENOMEM, "out of memory");
-  } catch (const std::exception& e) {
-    return store_error(err, EIO, e.what());
-  } catch (...) {
-    return store_error(err, EIO, "unexpected internal error");
-  }
-}
-
-int null_argument(execaff_error** err, const char* function, const char* argument) noexcept {
-  std::string message;
-  try {
-    message = std::string(function) + ": " + argument + " is NULL";
-  } catch (...) {
-    return store_error(err, ENOMEM, "out of memory");
-  }
-  return store_error(err, EINVAL, message.c_str());
-}
 
 // The source a typed value names in messages: the caller's, else the name
 // the document setter of the same input uses.
