@@ -24,8 +24,9 @@ constexpr std::array kRunc115Global = {
     RuntimeOption{"rootless", "", kValue},     RuntimeOption{"help", "h", kFlag},
     RuntimeOption{"version", "v", kFlag},
 };
-// 1.2 dropped --criu (checkpoint finds criu itself).
+// 1.2 hid --criu: still read (its value ignored, with a warning), not listed.
 constexpr std::array kRunc136Global = {
+    RuntimeOption{"criu", "", kValue, false, true},
     RuntimeOption{"debug", "", kFlag},       RuntimeOption{"log", "", kValue},
     RuntimeOption{"log-format", "", kValue}, RuntimeOption{"root", "", kValue},
     RuntimeOption{"systemd-cgroup", "", kFlag}, RuntimeOption{"rootless", "", kValue},

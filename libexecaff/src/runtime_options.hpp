@@ -33,6 +33,9 @@ struct RuntimeOption {
   std::string_view shorts;  // its one-letter forms: "e", "vV", "" for none
   OptionArgument argument = OptionArgument::none;
   bool repeatable = false;  // every occurrence counts (--env); else the last wins
+  // Accepted but not in `--help` (runc 1.2+'s deprecated --criu, found by
+  // tests/reliability's corpus: the help alone would miss it).
+  bool hidden = false;
 };
 
 struct CommandOptions {

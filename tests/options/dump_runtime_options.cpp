@@ -26,6 +26,7 @@ void put_options(execaff::json::Writer& out, std::span<const execaff::RuntimeOpt
     out.member("shorts", o.shorts);
     out.member("argument", argument_name(o.argument));
     out.key("repeatable").boolean(o.repeatable);
+    out.key("hidden").boolean(o.hidden);
     out.close_object();
   }
   out.close_array();
