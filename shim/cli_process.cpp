@@ -276,11 +276,20 @@ std::optional<CliExec> read_cli_exec(const CommandLine& line, const CliRuntime& 
   for (const GivenOption& given : line.read.options) {
     const std::string& arg = line.argv[given.index];
     const RuntimeOption* o = given.option;
-    if (!given.plain) {
-      set_why(why, "exec option " + quoted(arg) + " is not spelled --name or -x alone");
+    // An argp cluster ("-dt") holds options the conversion would split
+    // between kept tokens and the document.
+    const bool shares_its_token =
+        std::count_if(line.read.options.begin(), line.read.options.end(),
+                      [&](const GivenOption& other) { return other.index == given.index; }) > 1;
+    if (shares_its_token) {
+      set_why(why, "exec option " + quoted(arg) + " is a cluster of options");
       return std::nullopt;
     }
-    const bool long_form = arg.rfind("--", 0) == 0;
+    // The name as spelled, without dashes or value: urfave/cli's two forms
+    // are the long name and its alias, whatever the dashes.
+    const std::size_t start = arg.find_first_not_of('-');
+    const std::string spelled = arg.substr(start, arg.find('=') - start);
+    const bool long_form = spelled.size() > 1;
     if (dialect == CliDialect::runc) {
       const bool other_form_seen = std::any_of(
           forms_seen.begin(), forms_seen.end(),

@@ -468,7 +468,6 @@ TEST(CliProcess, ConvertsThePlainSpellings) {
 TEST(CliProcess, LeavesWhatItDoesNotConvert) {
   const std::vector<std::vector<std::string>> lines = {
       {"shim", "exec", "-eA=1", "ID", "sh"},                 // runc refuses the flag "eA"
-      {"shim", "exec", "-cwd", "/x", "ID", "sh"},            // Go's --cwd, not plain
       {"shim", "exec", "--tty=false", "ID", "sh"},           // a flag with a value
       {"shim", "exec", "--user", "1000:", "ID", "sh"},       // not UID[:GID]
       {"shim", "exec", "--user", "-1", "ID", "sh"},          //
@@ -485,10 +484,20 @@ TEST(CliProcess, LeavesWhatItDoesNotConvert) {
         << args[2];
     EXPECT_FALSE(why.empty());
   }
-  // crun: an abbreviation, a cluster and a --tty with a value are left.
+  // Each runtime's own spellings are converted: Go's -cwd, argp's --e.
+  std::string converted;
+  const auto go = execaff::shim::read_cli_exec(line_of({"shim", "exec", "-cwd", "/x", "ID", "sh"}),
+                                               {CliDialect::runc, CrunEnv::unknown}, &converted);
+  ASSERT_TRUE(go) << converted;
+  EXPECT_EQ(go->cwd, "/x");
+  const auto argp =
+      execaff::shim::read_cli_exec(line_of({"shim", "exec", "--e", "A=1", "ID", "sh"}, "/usr/bin/crun"),
+                                   {CliDialect::crun, CrunEnv::merged}, &converted);
+  ASSERT_TRUE(argp) << converted;
+  EXPECT_EQ(argp->env, (std::vector<std::string>{"A=1"}));
+  // crun: a cluster and a --tty with a value are left.
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"shim", "exec", "--det", "ID", "sh"},
-        std::vector<std::string>{"shim", "exec", "-dt", "ID", "sh"},
+       {std::vector<std::string>{"shim", "exec", "-dt", "ID", "sh"},
         std::vector<std::string>{"shim", "exec", "-tX", "ID", "sh"}}) {
     std::string why;
     EXPECT_FALSE(execaff::shim::read_cli_exec(line_of(args, "/usr/bin/crun"),
