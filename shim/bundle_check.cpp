@@ -20,32 +20,22 @@ constexpr std::size_t kMaxConfigBytes = std::size_t{4} << 20;
 
 std::string config_file(const CommandLine& line) {
   // crun's create and run take the file itself too: --config/-f FILE.
-  for (std::size_t i = line.command_index + 1; i < line.argv.size(); ++i) {
-    const std::string& a = line.argv[i];
-    if ((a == "--config" || a == "-f") && i + 1 < line.argv.size()) return line.argv[i + 1];
-    if (a.rfind("--config=", 0) == 0) return a.substr(9);
+  if (const GivenOption* config = line.read.last("config"); config != nullptr && config->value) {
+    return *config->value;
   }
   return bundle_directory(line) + "/config.json";
 }
 
 std::string bundle_directory(const CommandLine& line) {
-  std::string bundle = ".";
-  for (std::size_t i = line.command_index + 1; i < line.argv.size(); ++i) {
-    const std::string& a = line.argv[i];
-    if ((a == "--bundle" || a == "-b") && i + 1 < line.argv.size()) {
-      bundle = line.argv[++i];
-    } else if (a.rfind("--bundle=", 0) == 0) {
-      bundle = a.substr(9);
-    } else if (a.size() > 2 && a.rfind("-b", 0) == 0) {
-      bundle = a.substr(2);
-    }
-  }
-  return bundle.empty() ? "." : bundle;
+  const GivenOption* bundle = line.read.last("bundle");
+  return bundle == nullptr || !bundle->value || bundle->value->empty() ? "." : *bundle->value;
 }
 
 void warn_if_exec_would_be_refused(const CommandLine& line, const ShimConfig& config,
                                    const RuntimeLog& log) noexcept {
   try {
+    // A line the runtime refuses creates nothing to warn about.
+    if (line.problem) return;
     const std::string path = config_file(line);
     std::string json;
     if (try_read_file(path, json, kMaxConfigBytes) != 0) return;

@@ -16,46 +16,41 @@
 namespace execaff::shim {
 namespace {
 
-enum class Kind { value, flag };
 enum class Use { kept, cwd, env, user, cap, apparmor, label, tty, no_new_privs, not_converted };
 
-struct Option {
-  std::string_view name;   // "--cwd"
-  std::string_view alias;  // "-e", or ""
-  Kind kind;
+// What the conversion does with each exec option of runc and crun (but
+// --process: a process file is not the CLI form).  Which options a runtime
+// has, and whether they take a value, is its table's (runtime_options.hpp).
+struct Conversion {
+  std::string_view name;
   Use use;
-  bool runc;  // runc 1.3's exec flags (exec.go)
-  bool crun;  // crun 1.19-1.28's exec options (src/exec.c, `crun exec --help`)
 };
-
-// Both runtimes' exec options but --process.
-constexpr std::array kOptions = {
-    Option{"--console-socket", "", Kind::value, Use::kept, true, true},
-    Option{"--pidfd-socket", "", Kind::value, Use::kept, true, false},
-    Option{"--pid-file", "", Kind::value, Use::kept, true, true},
-    Option{"--preserve-fds", "", Kind::value, Use::kept, true, true},
-    Option{"--cgroup", "", Kind::value, Use::kept, true, true},
-    Option{"--detach", "-d", Kind::flag, Use::kept, true, true},
-    Option{"--ignore-paused", "", Kind::flag, Use::kept, true, false},
-    Option{"--cwd", "", Kind::value, Use::cwd, true, true},
-    Option{"--env", "-e", Kind::value, Use::env, true, true},
-    Option{"--user", "-u", Kind::value, Use::user, true, true},
+constexpr std::array kConversions = {
+    Conversion{"console-socket", Use::kept},
+    Conversion{"pidfd-socket", Use::kept},
+    Conversion{"pid-file", Use::kept},
+    Conversion{"preserve-fds", Use::kept},
+    Conversion{"cgroup", Use::kept},
+    Conversion{"detach", Use::kept},
+    Conversion{"ignore-paused", Use::kept},
+    Conversion{"cwd", Use::cwd},
+    Conversion{"env", Use::env},
+    Conversion{"user", Use::user},
     // A single value reaches the process twice (groups "5 5": urfave/cli
     // v1.22's slice flag, measured with runc 1.3.6); not modelled.
-    Option{"--additional-gids", "-g", Kind::value, Use::not_converted, true, false},
-    Option{"--cap", "-c", Kind::value, Use::cap, true, true},
-    Option{"--apparmor", "", Kind::value, Use::apparmor, true, true},
-    Option{"--process-label", "", Kind::value, Use::label, true, true},
-    Option{"--tty", "-t", Kind::flag, Use::tty, true, true},
-    Option{"--no-new-privs", "", Kind::flag, Use::no_new_privs, true, true},
+    Conversion{"additional-gids", Use::not_converted},
+    Conversion{"cap", Use::cap},
+    Conversion{"apparmor", Use::apparmor},
+    Conversion{"process-label", Use::label},
+    Conversion{"tty", Use::tty},
+    Conversion{"no-new-privs", Use::no_new_privs},
 };
 
-const Option* find_option(CliDialect dialect, std::string_view name) {
-  for (const Option& o : kOptions) {
-    const bool has = dialect == CliDialect::runc ? o.runc : o.crun;
-    if (has && (o.name == name || (!o.alias.empty() && o.alias == name))) return &o;
+Use use_of(std::string_view name) {
+  for (const Conversion& c : kConversions) {
+    if (c.name == name) return c.use;
   }
-  return nullptr;
+  return Use::not_converted;
 }
 
 bool all_digits(std::string_view s) {
@@ -269,7 +264,7 @@ std::string crun_process(const CliExec& e, const std::vector<std::string>& env,
 std::optional<CliExec> read_cli_exec(const CommandLine& line, const CliRuntime& runtime,
                                      std::string* why) {
   const CliDialect dialect = runtime.dialect;
-  if (line.command != "exec" || line.process || line.container_id_index == 0 ||
+  if (line.command != "exec" || line.process || line.problem || line.container_id_index == 0 ||
       line.program_index == 0) {
     set_why(why, "not the CLI form of exec with a program");
     return std::nullopt;
@@ -277,19 +272,24 @@ std::optional<CliExec> read_cli_exec(const CommandLine& line, const CliRuntime& 
   CliExec e;
   // urfave/cli (runc) refuses an option given in both its forms ("Cannot
   // use two forms of the same flag: e env"); argp (crun) takes both.
-  std::vector<std::pair<const Option*, bool>> forms_seen;  // option, long form
-  std::size_t i = line.command_index + 1;
-  for (; i < line.argv.size(); ++i) {
-    const std::string& arg = line.argv[i];
-    if (arg.size() < 2 || arg[0] != '-') break;  // the container id
-    const std::size_t eq = arg.rfind("--", 0) == 0 ? arg.find('=') : std::string::npos;
-    const std::string name = arg.substr(0, eq);
-    const Option* o = find_option(dialect, name);
-    const bool long_form = name.rfind("--", 0) == 0;
-    if (o == nullptr || (!long_form && name.size() != 2)) {
-      set_why(why, "exec option " + quoted(arg) + " is not one the conversion knows");
+  std::vector<std::pair<const RuntimeOption*, bool>> forms_seen;  // option, long form
+  for (const GivenOption& given : line.read.options) {
+    const std::string& arg = line.argv[given.index];
+    const RuntimeOption* o = given.option;
+    // An argp cluster ("-dt") holds options the conversion would split
+    // between kept tokens and the document.
+    const bool shares_its_token =
+        std::count_if(line.read.options.begin(), line.read.options.end(),
+                      [&](const GivenOption& other) { return other.index == given.index; }) > 1;
+    if (shares_its_token) {
+      set_why(why, "exec option " + quoted(arg) + " is a cluster of options");
       return std::nullopt;
     }
+    // The name as spelled, without dashes or value: urfave/cli's two forms
+    // are the long name and its alias, whatever the dashes.
+    const std::size_t start = arg.find_first_not_of('-');
+    const std::string spelled = arg.substr(start, arg.find('=') - start);
+    const bool long_form = spelled.size() > 1;
     if (dialect == CliDialect::runc) {
       const bool other_form_seen = std::any_of(
           forms_seen.begin(), forms_seen.end(),
@@ -301,23 +301,14 @@ std::optional<CliExec> read_cli_exec(const CommandLine& line, const CliRuntime& 
       }
       forms_seen.emplace_back(o, long_form);
     }
-    std::optional<std::string> value;
-    std::vector<std::string> tokens = {arg};
-    if (o->kind == Kind::flag) {
-      if (eq != std::string::npos) {
-        set_why(why, "exec option " + quoted(arg) + ": a flag with a value is not converted");
-        return std::nullopt;
-      }
-    } else if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < line.argv.size()) {
-      value = line.argv[++i];
-      tokens.push_back(*value);
-    } else {
-      set_why(why, "exec option " + quoted(arg) + " has no value");
+    if (o->argument != OptionArgument::required && given.value) {
+      set_why(why, "exec option " + quoted(arg) + ": a flag with a value is not converted");
       return std::nullopt;
     }
-    switch (o->use) {
+    std::vector<std::string> tokens = {arg};
+    if (given.value && !given.inline_value) tokens.push_back(*given.value);
+    const std::optional<std::string>& value = given.value;
+    switch (use_of(o->name)) {
       case Use::kept: e.kept.insert(e.kept.end(), tokens.begin(), tokens.end()); break;
       case Use::cwd: e.cwd = value; break;
       case Use::env:
@@ -343,10 +334,6 @@ std::optional<CliExec> read_cli_exec(const CommandLine& line, const CliRuntime& 
         set_why(why, "exec option " + quoted(arg) + " is not converted");
         return std::nullopt;
     }
-  }
-  if (i != line.container_id_index || line.argv[i] == "--") {
-    set_why(why, "the command line does not read the same to the shim and to the conversion");
-    return std::nullopt;
   }
   e.args.assign(line.argv.begin() + static_cast<long>(line.program_index), line.argv.end());
   return e;

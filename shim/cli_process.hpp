@@ -20,13 +20,15 @@
 //   the rest from the container as it does for a process file.  With
 //   --env, the env as CrunEnv says.
 //
-// Only spellings that both runtimes' parsers read alike are converted:
-// `--name value`, `--name=value`, `-x value`, and the flags `--name`, `-x`.
-// Anything else (an option this table lacks, `-xVALUE`, `-name`, `--`, a
-// --user that is not UID[:GID] in decimal, runc's -e beside --env, which
-// runc refuses, --cap with a config.json that has no capabilities) is not
-// converted: the caller keeps the emulated path, which hands the runtime
-// the options as they came.
+// The options are those the shim read by the runtime's own table
+// (command_line.hpp), in any spelling that runtime reads (Go's `-name`,
+// argp's abbreviations and `-xVALUE`): the kept tokens go on as they came
+// to the same runtime.  Not converted: an argp cluster (`-dt`, one token
+// for options kept and options converted), a flag with a value,
+// --additional-gids, a --user that is not UID[:GID] in
+// decimal, runc's -e beside --env, which runc refuses, --cap with a
+// config.json that has no capabilities) is not converted: the caller keeps
+// the emulated path, which hands the runtime the options as they came.
 #pragma once
 
 #include <optional>

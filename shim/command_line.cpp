@@ -1,147 +1,96 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "command_line.hpp"
 
-#include <algorithm>
-#include <array>
-#include <string_view>
+#include "error.hpp"
 
 namespace execaff::shim {
 namespace {
 
-// Global options of runc 1.1+ and crun 1.8+ that take a value.
-constexpr std::array kGlobalWithValue = {
-    std::string_view("--log"),
-    std::string_view("--log-format"),
-    std::string_view("--log-level"),
-    std::string_view("--root"),
-    std::string_view("--criu"),
-    std::string_view("--rootless"),
-    std::string_view("--cgroup-manager"),
-};
-
-// exec options of runc and crun that take a value (long and short forms).
-constexpr std::array kExecWithValue = {
-    std::string_view("--console-socket"),
-    std::string_view("--cwd"),
-    std::string_view("--env"),
-    std::string_view("-e"),
-    std::string_view("--user"),
-    std::string_view("-u"),
-    std::string_view("--additional-gids"),
-    std::string_view("-g"),
-    std::string_view("--process"),
-    std::string_view("-p"),
-    std::string_view("--pid-file"),
-    std::string_view("--process-label"),
-    std::string_view("--apparmor"),
-    std::string_view("--cap"),
-    std::string_view("-c"),
-    std::string_view("--preserve-fds"),
-    std::string_view("--cgroup"),
-};
-
-template <std::size_t N>
-bool takes_value(const std::array<std::string_view, N>& table, std::string_view name) {
-  return std::find(table.begin(), table.end(), name) != table.end();
+std::optional<OptionValue> value_of(const GivenOption* given) {
+  if (given == nullptr || !given->value) return std::nullopt;
+  return OptionValue{*given->value, given->value_index, given->inline_value, given->prefix};
 }
 
-struct Token {
-  std::string_view name;  // "--root", "-p"
-  std::optional<std::string_view> inline_value;
-  std::string prefix;  // "--root=", "-p"
-};
+CommandLine from_reading(std::vector<std::string> argv, const RuntimeOptionTable* table,
+                         RuntimeCommandLine read) {
+  CommandLine line;
+  line.argv = std::move(argv);
+  line.table = table;
+  line.read = std::move(read);
+  const RuntimeCommandLine& r = line.read;
+  line.command_index = r.command_index;
+  line.command = r.command;
+  for (const GivenOption& g : r.global) {
+    if (g.option->name == "root" && g.value) line.root = g.value;
+    if (g.option->name == "log" && g.value) line.log = g.value;
+    if (g.option->name == "log-format" && g.value) line.log_format = g.value;
+    // Go's "--debug=false" turns it off again.
+    if (g.option->name == "debug") line.debug = !g.value || (*g.value != "false" && *g.value != "0");
+  }
+  if (r.problem) {
+    line.problem = (r.problem->index < line.argv.size() && r.problem->index >= r.command_index &&
+                            r.command_index != 0
+                        ? r.command + ": "
+                        : std::string()) +
+                   r.problem->reason;
+  }
+  if (line.command != "exec") return line;
+  line.process = value_of(r.last("process"));
+  line.preserve_fds = value_of(r.last("preserve-fds"));
+  line.env = r.values("env");
+  if (const GivenOption* cwd = r.last("cwd"); cwd != nullptr) line.cwd = cwd->value;
+  if (r.operand_index != 0) {
+    line.container_id_index = r.operand_index;
+    line.container_id = line.argv[r.operand_index];
+    if (r.operand_index + 1 < line.argv.size()) line.program_index = r.operand_index + 1;
+  }
+  return line;
+}
 
-// "--name=value", "--name", "-x", "-xVALUE" (short options with a value).
-Token split_option(std::string_view arg, bool short_takes_value_inline) {
-  Token t;
-  if (arg.rfind("--", 0) == 0) {
-    const auto eq = arg.find('=');
-    if (eq != std::string_view::npos) {
-      t.name = arg.substr(0, eq);
-      t.inline_value = arg.substr(eq + 1);
-      t.prefix = std::string(arg.substr(0, eq + 1));
-    } else {
-      t.name = arg;
-    }
-  } else {
-    t.name = arg.substr(0, 2);
-    if (arg.size() > 2 && short_takes_value_inline) {
-      t.inline_value = arg.substr(2);
-      t.prefix = std::string(t.name);
+bool read_alike(const RuntimeCommandLine& a, const RuntimeCommandLine& b) {
+  if (a.problem || b.problem || a.command_index != b.command_index ||
+      a.operand_index != b.operand_index || a.options.size() != b.options.size() ||
+      a.global.size() != b.global.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.options.size(); ++i) {
+    if (a.options[i].option->name != b.options[i].option->name ||
+        a.options[i].value != b.options[i].value) {
+      return false;
     }
   }
-  return t;
-}
-
-bool is_option(std::string_view arg) {
-  return arg.size() > 1 && arg[0] == '-';
+  return true;
 }
 
 }  // namespace
 
-CommandLine parse_command_line(int argc, char** argv) {
-  CommandLine line;
-  line.argv.assign(argv, argv + argc);
-  std::size_t i = 1;
-  for (; i < line.argv.size(); ++i) {
-    const std::string_view arg = line.argv[i];
-    if (arg == "--") {
-      ++i;
-      break;
-    }
-    if (!is_option(arg)) break;
-    const Token t = split_option(arg, false);
-    std::optional<std::string> value;
-    if (t.inline_value) {
-      value = std::string(*t.inline_value);
-    } else if (takes_value(kGlobalWithValue, t.name) && i + 1 < line.argv.size()) {
-      value = line.argv[++i];
-    }
-    if (t.name == "--root" && value) line.root = value;
-    if (t.name == "--log" && value) line.log = value;
-    if (t.name == "--log-format" && value) line.log_format = value;
-    if (t.name == "--debug") line.debug = true;
+CommandLine parse_command_line(int argc, char** argv, const std::string& runtime) {
+  std::vector<std::string> args(argv, argv + argc);
+  if (const RuntimeOptionTable* table = newest_runtime_option_table(runtime_kind_of(runtime))) {
+    RuntimeCommandLine read = read_runtime_command_line(*table, args);
+    return from_reading(std::move(args), table, std::move(read));
   }
-  if (i >= line.argv.size()) return line;
-  line.command_index = i;
-  line.command = line.argv[i];
-  if (line.command != "exec") return line;
-
-  for (++i; i < line.argv.size(); ++i) {
-    const std::string_view arg = line.argv[i];
-    if (arg == "--") {
-      ++i;
-      break;
-    }
-    if (!is_option(arg)) break;
-    const bool short_form = arg.rfind("--", 0) != 0;
-    const bool short_with_value = short_form && takes_value(kExecWithValue, arg.substr(0, 2));
-    const Token t = split_option(arg, short_with_value);
-    if (!takes_value(kExecWithValue, t.name)) continue;  // a flag, known or not
-    OptionValue v;
-    if (t.inline_value) {
-      v = OptionValue{std::string(*t.inline_value), i, true, t.prefix};
-    } else if (i + 1 < line.argv.size()) {
-      ++i;
-      v = OptionValue{line.argv[i], i, false, ""};
-    } else {
-      break;  // the runtime will complain about the missing value
-    }
-    if (t.name == "--process" || t.name == "-p") line.process = v;
-    if (t.name == "--preserve-fds") line.preserve_fds = v;
-    if (t.name == "--env" || t.name == "-e") line.env.push_back(v.value);
-    if (t.name == "--cwd") line.cwd = v.value;
+  // Neither runc nor crun: the line is read by both; where they differ the
+  // shim cannot tell which token is which.
+  const RuntimeOptionTable& runc = *newest_runtime_option_table("runc");
+  const RuntimeOptionTable& crun = *newest_runtime_option_table("crun");
+  RuntimeCommandLine as_runc = read_runtime_command_line(runc, args);
+  const RuntimeCommandLine as_crun = read_runtime_command_line(crun, args);
+  const bool alike = read_alike(as_runc, as_crun);
+  CommandLine line = from_reading(std::move(args), nullptr, std::move(as_runc));
+  if (!alike && !line.problem) {
+    line.problem = "runtime " + quoted(runtime) +
+                   " is neither runc nor crun, and runc and crun read this command line apart";
   }
-  if (i >= line.argv.size()) return line;  // no id: the runtime's usage error
-  line.container_id_index = i;
-  line.container_id = line.argv[i];
-  if (i + 1 < line.argv.size()) line.program_index = i + 1;
   return line;
 }
 
-std::string replaced_token(const CommandLine& line, const OptionValue& option,
-                           const std::string& value) {
-  (void)line;
+CommandLine reread_command_line(const CommandLine& line, const RuntimeOptionTable& table) {
+  RuntimeCommandLine read = read_runtime_command_line(table, line.argv);
+  return from_reading(line.argv, &table, std::move(read));
+}
+
+std::string replaced_token(const OptionValue& option, const std::string& value) {
   return option.inline_form ? option.prefix + value : value;
 }
 

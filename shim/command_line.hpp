@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// Reading a runtime command line the way runc and crun do — global options,
-// the command, and for `exec` its options, the container id and the
-// command — without ever refusing an option we do not know.  The shim only
-// needs to find a few values and to rewrite a few tokens; everything else
-// passes through untouched.
+// The shim's argv, read once as the real runtime reads it (libexecaff's
+// runtime_command_line.hpp, from the option table of that runtime:
+// runtime_options.hpp) and then carried typed: the global options the shim
+// uses, the command, and for `exec` its options, the container id and the
+// command.  Nothing is refused here: a line the runtime would refuse keeps
+// `problem`, and exec_command decides what that means.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "runtime_command_line.hpp"
 
 namespace execaff::shim {
 
@@ -23,6 +26,11 @@ struct OptionValue {
 
 struct CommandLine {
   std::vector<std::string> argv;  // exactly as received
+  // The table it was read by: the runtime's release when known, else the
+  // newest of its kind (runtime_options.hpp).  nullptr: a runtime neither
+  // runc nor crun, read by both, where both read it alike.
+  const RuntimeOptionTable* table = nullptr;
+  RuntimeCommandLine read;        // the whole reading
   std::size_t command_index = 0;  // argv index of the command (0: none)
   std::string command;            // "exec", "create", ... ("" when none)
 
@@ -40,15 +48,22 @@ struct CommandLine {
   std::size_t container_id_index = 0;  // 0: no id
   std::string container_id;
   std::size_t program_index = 0;  // CLI form: first token of the command (0: none)
+
+  // Why the runtime's parser would refuse this line (read.problem), or why
+  // the shim cannot tell how the runtime reads it.
+  std::optional<std::string> problem;
 };
 
-// Never refuses: an unknown "--name" without "=" is taken as a flag, and an
-// exec without a container id leaves container_id empty (the runtime prints
-// its own usage error).
-[[nodiscard]] CommandLine parse_command_line(int argc, char** argv);
+// `runtime`: the real runtime's path; its file name gives the kind (runc,
+// crun), and the newest table of that kind reads the line.
+[[nodiscard]] CommandLine parse_command_line(int argc, char** argv, const std::string& runtime);
+
+// The same line read again by `table` (the runtime's exact release, once
+// known: exec_command.cpp).
+[[nodiscard]] CommandLine reread_command_line(const CommandLine& line,
+                                              const RuntimeOptionTable& table);
 
 // The token that carries `value` as a new value of `option`.
-[[nodiscard]] std::string replaced_token(const CommandLine& line, const OptionValue& option,
-                                         const std::string& value);
+[[nodiscard]] std::string replaced_token(const OptionValue& option, const std::string& value);
 
 }  // namespace execaff::shim

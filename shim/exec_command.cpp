@@ -22,6 +22,7 @@
 #include "node_facts.hpp"
 #include "passed_fds.hpp"
 #include "read_tally.hpp"
+#include "runtime_options.hpp"
 #include "runtime_state.hpp"
 #include "spec_json.hpp"
 
@@ -48,7 +49,7 @@ std::vector<std::string> with_preserve_fds(const CommandLine& line, std::vector<
                                            unsigned count) {
   if (line.preserve_fds) {
     argv[line.preserve_fds->index] =
-        replaced_token(line, *line.preserve_fds, std::to_string(count));
+        replaced_token(*line.preserve_fds, std::to_string(count));
   } else {
     argv.insert(argv.begin() + static_cast<long>(line.command_index) + 1,
                 {"--preserve-fds", std::to_string(count)});
@@ -120,6 +121,45 @@ void join_cpuset_early(const ShimConfig& config, const Decision& decision, const
                  ") so the runtime's join cannot reset the mask (kernels before 6.2)");
 }
 
+// The exec's command line as the runtime reads it, or nullopt when the
+// runtime refuses it (its usage error, exit 1 for runc and 64 for crun,
+// before anything runs: measured on every release the tables list, see
+// spec/runtime-options.md).  A line the newest table of the runtime's kind
+// cannot read is read again by the table of the release `--version` names:
+// if that table reads it, that reading counts; if it too refuses it, so
+// does the runtime.  A release no table lists leaves the shim unable to
+// tell which token is the container id: Error, and on_failure decides —
+// never an exec run unpinned without a word.
+std::optional<CommandLine> readable_exec_line(const CommandLine& line, const ShimConfig& config,
+                                              const RuntimeLog& log) {
+  if (!line.problem) return line;
+  std::string why;
+  const auto version = runtime_version_line(config.runtime(), kVersionProbeTimeout, &why);
+  const RuntimeOptionTable* exact =
+      version ? runtime_option_table_of_version_line(*version) : nullptr;
+  if (exact == nullptr) {
+    throw Error(EINVAL, "cannot read the command line as runtime " + quoted(config.runtime()) +
+                            " reads it: " + *line.problem + " by the option table of " +
+                            (line.table != nullptr ? std::string(line.table->kind) + " " +
+                                                         std::string(line.table->release)
+                                                   : std::string("runc and crun")) +
+                            ", and its release (" +
+                            (version ? quoted(*version) : why) + ") has no table of its own");
+  }
+  if (exact == line.table) {
+    log.debug_line("the runtime refuses this command line (" + *line.problem +
+                   "): handed over untouched");
+    return std::nullopt;
+  }
+  CommandLine again = reread_command_line(line, *exact);
+  if (again.problem) {
+    log.debug_line(std::string(exact->kind) + " " + std::string(exact->release) +
+                   " refuses this command line (" + *again.problem + "): handed over untouched");
+    return std::nullopt;
+  }
+  return again;
+}
+
 // With debug on, the files this exec read and the documents it parsed,
 // logged on the way out: each once (issue 18; tests/integration/test_preflight.py).
 class ReadSummary {
@@ -143,10 +183,14 @@ class ReadSummary {
 
 }  // namespace
 
-std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& config,
+std::vector<std::string> plan_exec(const CommandLine& as_given, const ShimConfig& config,
                                    const RuntimeLog& log) {
   const ReadSummary summary(log);
-  const std::vector<std::string>& untouched = line.argv;
+  const std::vector<std::string>& untouched = as_given.argv;
+  const std::optional<CommandLine> readable = readable_exec_line(as_given, config, log);
+  // No id: the runtime's usage error to report.
+  if (!readable || readable->container_id.empty()) return untouched;
+  const CommandLine& line = *readable;
   const auto root = state_root(line.root, config.runtime());
   if (!root) {
     throw Error(EINVAL, "cannot tell where runtime " + quoted(config.runtime()) +
@@ -258,7 +302,7 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
       // with_preserve_fds may have inserted two tokens before --process.
       const long shift = line.preserve_fds ? 0 : 2;
       argv[line.process->index + static_cast<std::size_t>(shift)] =
-          replaced_token(line, *line.process, fd_path(fd));
+          replaced_token(*line.process, fd_path(fd));
     } else {
       const long shift = line.preserve_fds ? 0 : 2;
       argv.insert(argv.begin() + static_cast<long>(line.program_index) + shift, prefix.begin(),
@@ -277,7 +321,7 @@ std::vector<std::string> plan_exec(const CommandLine& line, const ShimConfig& co
         rewritten_process(*request.process, ExecCpuAffinity{decision.initial, decision.final});
     const int fd = memfd_with("execaff-process", json.data(), json.size(),
                               3 + static_cast<int>(preserved), Placement::at_least);
-    argv[line.process->index] = replaced_token(line, *line.process, fd_path(fd));
+    argv[line.process->index] = replaced_token(*line.process, fd_path(fd));
     log.debug_line("the repaired field replaces the process file's: initial " +
                    decision.initial->format());
   }

@@ -82,7 +82,7 @@ std::optional<std::vector<std::string>> plan_native_exec(const NativeExec& x,
     const int fd =
         memfd_with("execaff-process", json.data(), json.size(), lowest, Placement::at_least);
     std::vector<std::string> argv = x.line.argv;
-    argv[x.line.process->index] = replaced_token(x.line, *x.line.process, fd_path(fd));
+    argv[x.line.process->index] = replaced_token(*x.line.process, fd_path(fd));
     log.debug_line("native: " + who + " gets a process file carrying the " + to_string(d.source) +
                    " decision (" + describe(wanted) + ") at fd " + std::to_string(fd));
     return argv;

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,19 @@ int main(int argc, char** argv) {
   using namespace execaff::shim;
   ShimConfig config;
   RuntimeLog log;
-  // The command line first (it never refuses): its --log and --log-format
-  // say where errors go, and a config error must go there too — podman and
-  // conmon report the runtime's log file, not its stderr.
-  const CommandLine line = parse_command_line(argc, argv);
+  // The config first, leniently (any command may pass through a broken
+  // one): the runtime it names decides how the command line reads
+  // (command_line.hpp).  Its error is reported once the command line has
+  // said where errors go — podman and conmon report the runtime's log
+  // file, not its stderr.
+  std::optional<std::string> config_error;
+  try {
+    config = load_shim_config(/*pass_through=*/true);
+  } catch (const std::exception& e) {
+    config_error = e.what();
+  }
+  const CommandLine line =
+      parse_command_line(argc, argv, config_error ? std::string() : config.runtime());
   log.file = line.log;
   log.format = line.log_format;
   log.debug = line.debug;
@@ -53,7 +63,9 @@ int main(int argc, char** argv) {
   // passes through even with a broken config, when the runtime is known.
   const bool pass_through = line.command != "exec";
   try {
-    config = load_shim_config(pass_through);
+    if (config_error) throw execaff::Error(EINVAL, *config_error);
+    if (!pass_through && config.problem) throw execaff::Error(EINVAL, *config.problem);
+    if (!pass_through) check_runtime_executable(config);
     refuse_self_as_runtime(config);
   } catch (const std::exception& e) {
     log.error(e.what());
@@ -67,7 +79,7 @@ int main(int argc, char** argv) {
   }
   log.debug = line.debug || config.node.debug;
 
-  if (line.command != "exec" || line.container_id.empty()) {
+  if (line.command != "exec") {
     if (line.command == "create" || line.command == "run") {
       warn_if_exec_would_be_refused(line, config, log);
     }
@@ -77,7 +89,9 @@ int main(int argc, char** argv) {
   try {
     exec_runtime(config, plan_exec(line, config, log), log);
   } catch (const std::exception& e) {
-    const std::string what = "exec " + execaff::quoted(line.container_id) + ": " + e.what();
+    const std::string what =
+        "exec " + (line.container_id.empty() ? std::string() : execaff::quoted(line.container_id) + ": ") +
+        e.what();
     if (config.node.on_failure == execaff::OnFailure::run_unpinned) {
       log.warning_everywhere(what + "; running it unpinned (on_failure = \"run-unpinned\")");
       exec_runtime(config, line.argv, log);

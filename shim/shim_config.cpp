@@ -34,10 +34,7 @@ void check_runtime(ShimConfig& config, bool pass_through) {
                 runtime_not_executable(config, S_ISDIR(st.st_mode) ? "it is a directory"
                                                                    : "it is not a regular file"));
   }
-  if (!pass_through && ::access(runtime.c_str(), X_OK) != 0) {
-    const int code = errno;
-    throw Error(code, runtime_not_executable(config, errno_text(code)));
-  }
+  if (!pass_through) check_runtime_executable(config);
 }
 
 }  // namespace
@@ -70,6 +67,13 @@ ShimConfig load_shim_config(bool pass_through) {
   }
   check_runtime(config, pass_through);
   return config;
+}
+
+void check_runtime_executable(const ShimConfig& config) {
+  if (::access(config.runtime().c_str(), X_OK) != 0) {
+    const int code = errno;
+    throw Error(code, runtime_not_executable(config, errno_text(code)));
+  }
 }
 
 std::string runtime_not_executable(const ShimConfig& config, const std::string& why) {

@@ -44,6 +44,10 @@ struct ShimConfig {
 // `pass_through` execute permission is left to the execve that follows.
 [[nodiscard]] ShimConfig load_shim_config(bool pass_through);
 
+// What load_shim_config adds for a command it does not pass through:
+// Error (exit 1, the one wording below) when the runtime is not executable.
+void check_runtime_executable(const ShimConfig& config);
+
 // The one wording of "this runtime cannot be started", for load_shim_config
 // and for an execve that fails (`why`: the reason, e.g. errno's text).
 [[nodiscard]] std::string runtime_not_executable(const ShimConfig& config, const std::string& why);

@@ -39,6 +39,10 @@ struct execaff_context {
 
 namespace {
 
+using execaff::c_api::guarded;
+using execaff::c_api::null_argument;
+using execaff::c_api::store_error;
+
 // execCPUAffinity's two lists as a runtime read them, and where from.
 struct TypedAffinity {
   std::string initial;

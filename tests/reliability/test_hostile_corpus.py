@@ -26,7 +26,9 @@ import json
 import os
 import re
 import shutil
+import socket
 import sys
+import threading
 import time
 
 sys.dont_write_bytecode = True
@@ -50,6 +52,35 @@ def per_runtime(value, kind):
     if isinstance(value, dict) and set(value) <= {"runc", "crun"}:
         return value.get(kind)
     return value
+
+
+class UnixListener:
+    """A unix socket that accepts and takes the fds sent to it, as the
+    caller of --pidfd-socket or --console-socket does."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(path)
+        self.sock.listen(8)
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    for fd in socket.recv_fds(conn, 16, 4)[1]:
+                        os.close(fd)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.sock.close()
+        os.unlink(self.path)
 
 
 class Corpus:
@@ -168,7 +199,7 @@ class Corpus:
         ex = case.get("exec", {})
         argv = [binary, "--root", c.root] + list(case.get("globals", [])) + ["exec"]
         if form == "cli":
-            return argv + list(ex.get("cli_args", [])) + [c.id] + list(ex["args"])
+            return argv + self.expand(list(ex.get("cli_args", []))) + [c.id] + list(ex["args"])
         if "process_text" in case:
             path = os.path.join(self.workdir, "process-%s.json" % slug(case["name"]))
             with open(path, "w") as f:
@@ -179,7 +210,11 @@ class Corpus:
             proc = c.process_json(list(ex["args"]))
             proc.update(copy.deepcopy(ex.get("process", {})))
             path = c.write_process(proc)
-        return argv + ["--process", path, c.id]
+        spelling = ex.get("process_option", "--process")
+        named = [spelling + path] if spelling.endswith("=") else [spelling, path]
+        if spelling == "-p=":  # argp's -pFILE
+            named = ["-p" + path]
+        return argv + named + [c.id]
 
     def check_result(self, label, r, want):
         rc = per_runtime(want.get("rc"), self.kind)
@@ -193,10 +228,23 @@ class Corpus:
         if want.get("stderr_empty"):
             self.chk.eq(label + ": stderr empty", r.stderr, "", r)
 
+    def check_pinned_or_as_bare(self, label, c, case, form, r):
+        """Pinned when the bare runtime runs the line, else refused as it
+        refuses it: never run unpinned."""
+        bare = fixture.run(self.exec_argv(self.rt, c, case, form))
+        if bare.returncode == 0:
+            self.chk.eq(label + ": exit 0 (the bare runtime runs it)", r.returncode, 0, r)
+            self.chk.eq(label + ": pinned", shimlib.allowed_lists(r.stdout), ["0"], r)
+        else:
+            self.chk.eq(label + ": the bare runtime's exit code %d" % bare.returncode,
+                        r.returncode, bare.returncode, r)
+            self.chk.eq(label + ": nothing ran", shimlib.allowed_lists(r.stdout), [], r)
+
     def run_exec_case(self, case):
         want = case["expect"]
         c = self.container(case.get("container"))
         made = self.apply_image(c, case.get("image", []))
+        listener = UnixListener(self.expand(case["unix_socket"])) if "unix_socket" in case else None
         try:
             for setup in case.get("setup", []):
                 r = c.exec(setup)
@@ -210,6 +258,8 @@ class Corpus:
                 label = "%s %s [%s]" % (self.rt_name, case["name"], form)
                 r = fixture.run(self.exec_argv(self.shim, c, case, form), env=env)
                 self.check_result(label, r, per_runtime(want, self.kind) or want)
+                if case.get("pinned_or_as_bare"):
+                    self.check_pinned_or_as_bare(label, c, case, form, r)
                 if case.get("same_as_bare") or case.get("same_rc_as_bare"):
                     bare = fixture.run(self.exec_argv(self.rt, c, case, form))
                     self.chk.eq(label + ": exit code as the bare runtime's",
@@ -221,6 +271,8 @@ class Corpus:
                                 shimlib.normalise(bare.stderr, norm))
         finally:
             self.remove(made)
+            if listener is not None:
+                listener.close()
 
     def run_config_case(self, case):
         path = os.path.join(self.workdir, "cfg-%s.json" % slug(case["name"]))

@@ -424,18 +424,25 @@ TEST(NativeCache, FindsItsLineAmongOthers) {
 
 // ------------------------------------------------------------ the CLI form
 
-execaff::shim::CommandLine line_of(std::vector<std::string> args) {
+// `args` read as the newest runc or crun reads them.
+execaff::shim::CommandLine line_of(std::vector<std::string> args,
+                                   const std::string& runtime = "/usr/sbin/runc") {
   std::vector<char*> raw;
   for (auto& a : args) raw.push_back(a.data());
-  return execaff::shim::parse_command_line(static_cast<int>(raw.size()), raw.data());
+  return execaff::shim::parse_command_line(static_cast<int>(raw.size()), raw.data(), runtime);
 }
 
-TEST(CliProcess, ConvertsTheSpellingsBothParsersShare) {
-  const auto line = line_of({"shim", "--root", "/r",  "exec",      "--detach", "--pid-file",
-                             "/p",   "-e",     "A=1", "--env=B=2", "--cwd",    "/tmp",
-                             "-u",   "1000:5", "-t",  "--cap",     "CAP_KILL", "--no-new-privs",
-                             "ID",   "sh",     "-c",  "x"});
+std::string runtime_of(CliDialect dialect) {
+  return dialect == CliDialect::runc ? "/usr/sbin/runc" : "/usr/bin/crun";
+}
+
+TEST(CliProcess, ConvertsThePlainSpellings) {
   for (const CliDialect dialect : {CliDialect::runc, CliDialect::crun}) {
+    const auto line = line_of({"shim", "--root", "/r",  "exec",      "--detach", "--pid-file",
+                               "/p",   "-e",     "A=1", "--env=B=2", "--cwd",    "/tmp",
+                               "-u",   "1000:5", "-t",  "--cap",     "CAP_KILL", "--no-new-privs",
+                               "ID",   "sh",     "-c",  "x"},
+                              runtime_of(dialect));
     std::string why;
     const auto e = execaff::shim::read_cli_exec(line, {dialect, CrunEnv::replaced}, &why);
     if (dialect == CliDialect::runc) {
@@ -458,16 +465,14 @@ TEST(CliProcess, ConvertsTheSpellingsBothParsersShare) {
   }
 }
 
-TEST(CliProcess, LeavesWhatItCannotReadAlike) {
+TEST(CliProcess, LeavesWhatItDoesNotConvert) {
   const std::vector<std::vector<std::string>> lines = {
-      {"shim", "exec", "-eA=1", "ID", "sh"},                 // argp: A=1; Go: flag "eA"
-      {"shim", "exec", "-cwd", "/x", "ID", "sh"},            // Go: --cwd; argp: -c "wd"
+      {"shim", "exec", "-eA=1", "ID", "sh"},                 // runc refuses the flag "eA"
       {"shim", "exec", "--tty=false", "ID", "sh"},           // a flag with a value
       {"shim", "exec", "--user", "1000:", "ID", "sh"},       // not UID[:GID]
       {"shim", "exec", "--user", "-1", "ID", "sh"},          //
       {"shim", "exec", "--user", "4294967296", "ID", "sh"},  // wraps in both
-      {"shim", "exec", "--det", "ID", "sh"},                 // argp's abbreviation
-      {"shim", "exec", "--", "ID", "sh"},
+      {"shim", "exec", "--det", "ID", "sh"},                 // runc has no abbreviations
       {"shim", "exec", "--frobnicate", "ID", "sh"},  // unknown
       {"shim", "exec", "-g", "5", "ID", "sh"},       // runc gives one -g twice
       {"shim", "exec", "ID"},                        // no program: the runtime's error
@@ -479,10 +484,32 @@ TEST(CliProcess, LeavesWhatItCannotReadAlike) {
         << args[2];
     EXPECT_FALSE(why.empty());
   }
+  // Each runtime's own spellings are converted: Go's -cwd, argp's --e.
+  std::string converted;
+  const auto go = execaff::shim::read_cli_exec(line_of({"shim", "exec", "-cwd", "/x", "ID", "sh"}),
+                                               {CliDialect::runc, CrunEnv::unknown}, &converted);
+  ASSERT_TRUE(go) << converted;
+  EXPECT_EQ(go->cwd, "/x");
+  const auto argp =
+      execaff::shim::read_cli_exec(line_of({"shim", "exec", "--e", "A=1", "ID", "sh"}, "/usr/bin/crun"),
+                                   {CliDialect::crun, CrunEnv::merged}, &converted);
+  ASSERT_TRUE(argp) << converted;
+  EXPECT_EQ(argp->env, (std::vector<std::string>{"A=1"}));
+  // crun: a cluster and a --tty with a value are left.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"shim", "exec", "-dt", "ID", "sh"},
+        std::vector<std::string>{"shim", "exec", "-tX", "ID", "sh"}}) {
+    std::string why;
+    EXPECT_FALSE(execaff::shim::read_cli_exec(line_of(args, "/usr/bin/crun"),
+                                              {CliDialect::crun, CrunEnv::replaced}, &why))
+        << args[2];
+    EXPECT_FALSE(why.empty());
+  }
   // crun whose --env rule is not known: --env is left.
   std::string why;
-  EXPECT_FALSE(execaff::shim::read_cli_exec(line_of({"shim", "exec", "-e", "A=1", "ID", "sh"}),
-                                            {CliDialect::crun, CrunEnv::unknown}, &why));
+  EXPECT_FALSE(execaff::shim::read_cli_exec(
+      line_of({"shim", "exec", "-e", "A=1", "ID", "sh"}, "/usr/bin/crun"),
+      {CliDialect::crun, CrunEnv::unknown}, &why));
 }
 
 TEST(CliProcess, RuncStartsFromConfigJsonsProcess) {
@@ -515,7 +542,8 @@ TEST(CliProcess, RuncStartsFromConfigJsonsProcess) {
 
 TEST(CliProcess, CrunBuildsFromTheCommandLine) {
   const std::string config = R"({"process":{"args":["sleep"],"env":["PATH=/bin","HOME=/root"]}})";
-  const auto line = line_of({"shim", "exec", "-e", "A=1", "-u", "1000", "ID", "true"});
+  const auto line =
+      line_of({"shim", "exec", "-e", "A=1", "-u", "1000", "ID", "true"}, "/usr/bin/crun");
   for (const CrunEnv env : {CrunEnv::replaced, CrunEnv::merged}) {
     const CliRuntime crun{CliDialect::crun, env};
     std::string why;

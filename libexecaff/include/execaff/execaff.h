@@ -284,6 +284,47 @@ EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_process_json_with_decision(const ch
                                                                         char** out, size_t* out_len,
                                                                         execaff_error** err);
 
+/* ---- runtime command lines (since EXECAFF_1.3) -------------------------- */
+
+/* A runtime's exec command line read as that runtime's own parser reads it,
+ * from the library's table of every global and exec option of each release
+ * (spec/runtime-options.md): runc's Go flags (-name, --name, =value), crun's
+ * argp (--name[=value], unique prefixes, -dpFILE clusters, --tty's optional
+ * value).  `runtime` is "runc" or "crun", `version` its release ("1.8.1";
+ * NULL, or one the library does not list: the newest of that kind). */
+typedef struct execaff_exec_argv execaff_exec_argv;
+
+/* Reads argv[0..argc): the runtime's name, its global options, "exec",
+ * exec's options, the container id and the command.  Fails with -EINVAL and
+ * the parser's own objection (an unknown option, an ambiguous prefix, a
+ * missing value: what the runtime refuses before it runs anything), with
+ * -ENOENT when the command is not exec or no container id follows its
+ * options, with -ENOTSUP for a runtime that is neither runc nor crun. */
+EXECAFF_PUBLIC EXECAFF_NODISCARD int execaff_exec_argv_read(const char* runtime,
+                                                            const char* version, int argc,
+                                                            const char* const* argv,
+                                                            execaff_exec_argv** out,
+                                                            execaff_error** err);
+EXECAFF_PUBLIC void execaff_exec_argv_free(execaff_exec_argv* a);
+/* The argv index of the container id; the command, if any, follows it. */
+EXECAFF_PUBLIC int execaff_exec_argv_id_index(const execaff_exec_argv* a);
+/* The value the runtime takes for option `name` (the long name without
+ * dashes: "root", "process", "preserve-fds") — the last one given, among
+ * the global options when `global` is non-zero, else among exec's — or NULL
+ * when it is not given or given without a value.  Owned by a. */
+EXECAFF_PUBLIC const char* execaff_exec_argv_option(const execaff_exec_argv* a, int global,
+                                                    const char* name);
+
+/* Whether option `name` (long name without dashes, or one letter for a
+ * short form) of `command` ("exec", "create", "run"; NULL: the global
+ * options) takes a value: 0 no, 1 always, 2 only attached ("--tty=X",
+ * "-tX"); -ENOENT when that runtime's release has no such option. */
+#define EXECAFF_OPTION_FLAG 0
+#define EXECAFF_OPTION_VALUE 1
+#define EXECAFF_OPTION_OPTIONAL_VALUE 2
+EXECAFF_PUBLIC int execaff_runtime_option_argument(const char* runtime, const char* version,
+                                                   const char* command, const char* name);
+
 #ifdef __cplusplus
 }
 #endif
