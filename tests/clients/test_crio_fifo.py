@@ -11,7 +11,8 @@ call; CPU 0, the pod's first, is left to housekeeping.  P pods (default 3)
 run on the bare runtime's handler, P on contrib/crio/99-execaff.conf's
 `high-performance` (execaff-shim over the same runtime); every pod has the
 annotation exec-cpu-affinity.execaff.io=first, which the bare handler
-ignores.
+ignores (EXECAFF_FIFO_HOW=handler_default: no annotation, and the shim's
+node config says handler_default "first" instead).
 
 RT budget: kernel.sched_rt_runtime_us stays at its default (checked, never
 written): RT throttling leaves other tasks part of CPU 1 every second, so
@@ -48,7 +49,7 @@ the pollers stop by themselves after --seconds in any case.
 Usage: test_crio_fifo.py [runtime ...]   (default: runc crun; meson runs runc;
 crun 1.8.1 refuses CRI-O 1.34's config, so its probes are skipped, saying so)
 Env: EXECAFF_FIFO_POLL (the poller; default build/tests/fifo/), EXECAFF_FIFO_PODS,
-EXECAFF_FIFO_SECONDS, EXECAFF_FIFO_TIMEOUT (longer runs by hand).
+EXECAFF_FIFO_SECONDS, EXECAFF_FIFO_TIMEOUT, EXECAFF_FIFO_HOW (runs by hand).
 Exit codes: 0 pass, 1 fail, 77 skip (as test_crio_live.py, and: the poller
 not built statically, RT throttling off, no RT budget left at the top).
 """
@@ -167,7 +168,7 @@ def poller_ticks(pid):
     return sum(busy) if busy else None
 
 
-def start_pods(cri, handler_names, count, poller, seconds, root, share):
+def start_pods(cri, handler_names, count, poller, seconds, root, share, annotations):
     """count pods per handler, each polling BUSY_CPU; {handler: [(sid, cid, pid)]}."""
     args = [POLL_IN_POD, "--priority", "50", "--seconds", str(seconds), str(BUSY_CPU)]
 
@@ -185,7 +186,7 @@ def start_pods(cri, handler_names, count, poller, seconds, root, share):
     for h in handler_names:
         pods[h] = []
         for _ in range(count):
-            sid, cid = cri.run_pod(h, {live.ANNOTATION: "first"}, args=args,
+            sid, cid = cri.run_pod(h, annotations, args=args,
                                    cpu_shares=live.GUARANTEED, add_capabilities=["SYS_NICE"],
                                    mounts=[(poller, POLL_IN_POD)],
                                    before_sandbox=parent_budget, before_start=container_budget)
@@ -316,17 +317,24 @@ def check_runtime(chk, name, rt, shim, cfg, crio, pinns, poller):
     timeout = env_int("EXECAFF_FIFO_TIMEOUT", 2, 1)
     root = rt_root()
     share = rt_share(root, 2 * pods_per) if root else None
-    cfg.write({"runtime": rt})
+    how = os.environ.get("EXECAFF_FIFO_HOW") or "annotation"
+    if how not in ("annotation", "handler_default"):
+        raise SystemExit("EXECAFF_FIFO_HOW=%r: not annotation or handler_default" % how)
+    cfg.write({"runtime": rt, "handler_default": "first"} if how == "handler_default" else
+              {"runtime": rt})
+    annotations = {live.ANNOTATION: "first"} if how == "annotation" else {}
     croot = criolib.DIR_TOKEN + "/" + name
     bare = {name: {"runtime_path": rt, "runtime_root": croot}}
     dropins = {"99-execaff.conf": live.dropin_text(shim, croot)}
     p = "%s crio fifo " % name
     print("# %s: %d pods per handler, probes for %d s, ExecSync timeout %d s, RT budget "
-          "%s µs/s per pod" % (name, pods_per, seconds, timeout, share), flush=True)
+          "%s µs/s per pod, the shim's pods opted in by %s" % (
+              name, pods_per, seconds, timeout, share, how), flush=True)
 
     def run(daemon, cri):
         try:
-            pods = start_pods(cri, [name, HANDLER], pods_per, poller, seconds + 120, root, share)
+            pods = start_pods(cri, [name, HANDLER], pods_per, poller, seconds + 120, root,
+                              share, annotations)
         except cri.grpc.RpcError as e:
             if live.REFUSED not in e.details():
                 raise
