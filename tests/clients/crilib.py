@@ -480,15 +480,23 @@ class Cri:
                 security_context=pb.LinuxSandboxSecurityContext(namespace_options=ns)))
 
     def run_pod(self, handler, annotations=None, cpuset="0-1", args=("sleep", "3600"),
-                run_as_user=None, cpu_shares=0):
+                run_as_user=None, cpu_shares=0, add_capabilities=(), mounts=(),
+                before_sandbox=None, before_start=None):
         """A pod on `handler` with one running container; returns
         (sandbox_id, container_id).  run_as_user: the container's uid (with
         no_new_privs, as a restricted pod has it).  cpu_shares: 1024 per
-        whole CPU makes it what kubelet sends for a Guaranteed pod."""
+        whole CPU makes it what kubelet sends for a Guaranteed pod.
+        add_capabilities: CRI names ("SYS_NICE").  mounts: (host path,
+        container path) pairs, read-only.  before_sandbox(cgroup parent):
+        called before RunPodSandbox (where kubelet makes the pod's cgroup);
+        before_start(sandbox_id, container_id): between CreateContainer and
+        StartContainer."""
         pb = self.pb
         name = "execaff-%s" % uuid.uuid4().hex[:12]
         parent = "/" + name                     # cgroupfs: one flat parent per pod
         self.daemon.cgroup_parents.append(parent)
+        if before_sandbox is not None:
+            before_sandbox(parent)
         cfg = self.sandbox_config(name, annotations, parent)
         sid = self.rt.RunPodSandbox(pb.RunPodSandboxRequest(config=cfg, runtime_handler=handler),
                                     timeout=self.timeout).pod_sandbox_id
@@ -496,10 +504,13 @@ class Cri:
         ccfg = pb.ContainerConfig(
             metadata=pb.ContainerMetadata(name="app"),
             image=pb.ImageSpec(image=IMAGE, user_specified_image=IMAGE), command=list(args),
+            mounts=[pb.Mount(host_path=h, container_path=c, readonly=True) for h, c in mounts],
             linux=pb.LinuxContainerConfig(
                 resources=pb.LinuxContainerResources(cpuset_cpus=cpuset,
                                                      cpu_shares=cpu_shares),
                 security_context=pb.LinuxContainerSecurityContext(
+                    capabilities=(pb.Capability(add_capabilities=list(add_capabilities))
+                                  if add_capabilities else None),
                     namespace_options=pb.NamespaceOption(network=pb.NODE,
                                                          pid=pb.CONTAINER),
                     run_as_user=(None if run_as_user is None else
@@ -508,6 +519,8 @@ class Cri:
         cid = self.rt.CreateContainer(pb.CreateContainerRequest(
             pod_sandbox_id=sid, config=ccfg, sandbox_config=cfg),
             timeout=self.timeout).container_id
+        if before_start is not None:
+            before_start(sid, cid)
         self.rt.StartContainer(pb.StartContainerRequest(container_id=cid),
                                timeout=self.timeout)
         return sid, cid
