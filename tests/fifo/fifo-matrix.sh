@@ -5,7 +5,8 @@
 #
 # Usage: fifo-matrix.sh --short|--full [--kernel cloud|rt]... [--cgroup v1|v2]...
 #                       [--boots N] [--execs N] [--base N] [--only CELL,...]
-#                       [--out DIR] [--results FILE] [--idle-timeout S]
+#                       [--layout a|b] [--out DIR] [--results FILE]
+#                       [--idle-timeout S]
 #
 #   --short      CI: the cells of set "short", 1 boot, 5 FIFO execs, 3 base
 #   --full       by hand: set "full", 3 boots, 17 FIFO execs per boot (>= 50
@@ -14,6 +15,10 @@
 #                kernel, linux-image-rt-amd64); default both
 #   --cgroup V   v1 or v2; default both
 #   --only LIST  these cells of cells.txt, whatever their set
+#   --layout L   a (default): isolcpus=domain,managed_irq,2-3 nohz_full=2-3
+#                rcu_nocbs=2-3; b: nohz_full=2-3 rcu_nocbs=2-3, no isolcpus,
+#                load balancing off for the pod's CPUs as CRI-O 1.34.11 does
+#                (fifo-scenario.sh)
 #   --out DIR    keep everything there (default: a new /tmp/execaff-fifo.*)
 #   --results F  where the table goes (--full default
 #                tests/fifo/results/fifo-full.md)
@@ -23,7 +28,6 @@
 # console goes silent: run-vm.sh --idle-timeout, or the guest panics) that
 # cell is recorded as frozen with the kernel's hung-task report and the
 # rest of the cells get a fresh VM.  A freeze is a result, never a retry.
-# Layout (a): isolcpus=domain,managed_irq,2-3 nohz_full=2-3 rcu_nocbs=2-3.
 #
 # Needs root, qemu, the build's execaff-fifo-poll, execaff-fifo-exec and
 # execaff-shim ($EXECAFF_BUILD, default ./build; or $EXECAFF_FIFO_POLL,
@@ -33,6 +37,9 @@
 # hung, failed or frozen exec and left nothing behind, 1 otherwise, 2 on
 # usage errors, 77 when it cannot run here (reason printed).
 set -uo pipefail
+# One compound command, read whole before it runs: the script may be edited
+# while a long run uses it.
+{
 
 prog=fifo-matrix
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,7 +48,7 @@ say() { echo "$prog: $*" >&2; }
 die() { say "error: $*"; exit 2; }
 usage() { sed -n '2,/^set -uo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}" >&2; exit 2; }
 
-mode='' kernels=() cgroups=() boots='' execs='' base='' only='' out='' results='' idle=60
+mode='' layout=a kernels=() cgroups=() boots='' execs='' base='' only='' out='' results='' idle=60
 while [ $# -gt 0 ]; do
     case $1 in
     --short) mode=short; shift ;;
@@ -52,6 +59,7 @@ while [ $# -gt 0 ]; do
     --execs) execs=${2?}; shift 2 ;;
     --base) base=${2?}; shift 2 ;;
     --only) only=${2?}; shift 2 ;;
+    --layout) case ${2-} in a|b) layout=$2 ;; *) die "--layout wants a or b" ;; esac; shift 2 ;;
     --out) out=${2?}; shift 2 ;;
     --results) results=${2?}; shift 2 ;;
     --idle-timeout) idle=${2?}; shift 2 ;;
@@ -125,7 +133,8 @@ image=$out/fifo.cpio.gz
 raw=$out/results.tsv   # kernel cgroup boot cell phase i outcome ms
 ends=$out/cells.tsv    # kernel cgroup boot cell end|frozen|skip detail
 : >"$raw"; : >"$ends"
-layout="isolcpus=domain,managed_irq,2-3 nohz_full=2-3 rcu_nocbs=2-3"
+kargs="nohz_full=2-3 rcu_nocbs=2-3 execaff.fifo_layout=$layout"
+[ "$layout" = b ] || kargs="isolcpus=domain,managed_irq,2-3 $kargs"
 t_all=$SECONDS
 for kname in "${kernels[@]}"; do
     case $kname in cloud) pkg='' ;; rt) pkg=linux-image-rt-amd64 ;; esac
@@ -138,20 +147,20 @@ for kname in "${kernels[@]}"; do
             todo=("${cells[@]}") vm=0
             while [ ${#todo[@]} -gt 0 ]; do
                 vm=$((vm + 1))
-                tag=$kname-$cg-b$boot-vm$vm
+                tag=$kname-$cg-$layout-b$boot-vm$vm
                 list=$(IFS=,; echo "${todo[*]}")
                 echo "== $tag: $kver, cells ${todo[*]}"
                 t0=$SECONDS
                 "$repo/tests/vm/run-vm.sh" --kernel "$kernel" --initrd "$image" --cgroup "$cg" \
                     --timeout $((300 + ${#todo[@]} * (2 * base + execs) * 15)) --idle-timeout "$idle" \
-                    --append "$layout execaff.fifo_cells=$list execaff.fifo_execs=$execs execaff.fifo_base=$base" \
+                    --append "$kargs execaff.fifo_cells=$list execaff.fifo_execs=$execs execaff.fifo_base=$base" \
                     --log "$out/$tag.console" >"$out/$tag.out" 2>"$out/$tag.err"
                 rc=$?
                 echo "   run-vm exit $rc after $((SECONDS - t0)) s"
-                awk -v k="$kname" -v c="$cg" -v b="$boot" '
+                awk -v k="$kname/$layout" -v c="$cg" -v b="$boot" '
                     $1 == "FIFO" && $2 == "exec" { print k "\t" c "\t" b "\t" $3 "\t" $4 "\t" $5 "\t" $6 "\t" ($6 == "ok" ? $7 : $6 == "fail" ? $8 : "") }' \
                     "$out/$tag.out" >>"$raw"
-                awk -v k="$kname" -v c="$cg" -v b="$boot" '
+                awk -v k="$kname/$layout" -v c="$cg" -v b="$boot" '
                     $1 == "FIFO" && $2 == "cell-end" { print k "\t" c "\t" b "\t" $3 "\tend\t" $4 " " $5 " " $6 }
                     $1 == "FIFO" && $2 == "cell-skip" { print k "\t" c "\t" b "\t" $3 "\tskip\t-" }' \
                     "$out/$tag.out" >>"$ends"
@@ -161,7 +170,7 @@ for kname in "${kernels[@]}"; do
                 stuck=$(awk '$1 == "FIFO" && $2 == "cell-begin" { c = $3 } $1 == "FIFO" && $2 == "cell-end" && $3 == c { c = "" } END { print c }' "$out/$tag.out")
                 if [ -z "$stuck" ]; then
                     say "$tag: run-vm.sh exited $rc outside any cell:"; sed 's/^/   /' "$out/$tag.err" >&2
-                    echo -e "$kname\t$cg\t$boot\t(boot)\terror\trun-vm exit $rc" >>"$ends"
+                    echo -e "$kname/$layout\t$cg\t$boot\t(boot)\terror\trun-vm exit $rc" >>"$ends"
                     break
                 fi
                 why="run-vm exit $rc"
@@ -169,7 +178,7 @@ for kname in "${kernels[@]}"; do
                 report=$out/$tag.hung-task.txt
                 awk '!on && /blocked for more than|soft lockup|BUG:|rcu.*stall/ { on = 1 } on && n++ < 60' \
                     "$out/$tag.console" >"$report"
-                echo -e "$kname\t$cg\t$boot\t$stuck\tfrozen\t$why; report $report" >>"$ends"
+                echo -e "$kname/$layout\t$cg\t$boot\t$stuck\tfrozen\t$why; report $report" >>"$ends"
                 echo "   FROZEN in $stuck ($why); kernel report: $(grep -m1 -E 'blocked for more than|soft lockup|BUG:|stall' "$report" || echo none)"
                 grep -E '^ *(\? )?[a-z_0-9.]+\+0x' "$report" | head -n 12 | sed 's/^/     /'
                 # The rest of the cells in a fresh VM.
@@ -185,5 +194,7 @@ for kname in "${kernels[@]}"; do
 done
 echo "$prog: wall time $((SECONDS - t_all)) s"
 python3 "$here/fifo-table.py" --cells "$here/cells.txt" --raw "$raw" --ends "$ends" \
-    --title "fifo cells ($mode: $boots boot(s) x $execs FIFO execs, $base base; $(date -u '+%Y-%m-%d %H:%M UTC'); tree $(git -C "$repo" rev-parse --short HEAD 2>/dev/null))" \
+    --title "fifo cells ($mode, layout $layout: $boots boot(s) x $execs FIFO execs, $base base; $(date -u '+%Y-%m-%d %H:%M UTC'); tree $(git -C "$repo" rev-parse --short HEAD 2>/dev/null))" \
     ${results:+--markdown "$results"}
+exit $?
+}

@@ -25,7 +25,15 @@
 # console go quiet (run-vm.sh --idle-timeout) and boots the next cell in a
 # fresh VM.
 # Kernel command line: execaff.fifo_cells=a,b  execaff.fifo_execs=N
-# (default 10)  execaff.fifo_base=N (default 5)  execaff.fifo_timeout=S (10).
+# (default 10)  execaff.fifo_base=N (default 5)  execaff.fifo_timeout=S (10)
+# execaff.fifo_layout=a|b (default a).  Layout a: the kernel's isolcpus=
+# (fifo-matrix.sh).  Layout b: no isolcpus; load balancing off for the
+# pod's CPUs as CRI-O 1.34.11 does for cpu-load-balancing.crio.io
+# "disable" (internal/runtimehandlerhooks/high_performance_hooks_linux.go):
+# v1 cpuset.sched_load_balance 0 on the container's cgroup and on every
+# cgroup that overlaps it (here: the root, which CRI-O leaves to "some
+# other entity"); v2 cpuset.cpus.partition "isolated" on the container's
+# cgroup (6.1 has no cpuset.cpus.exclusive: the cgroup sits under the root).
 
 param() {
     v=$2
@@ -38,6 +46,7 @@ cells=$(param execaff.fifo_cells '')
 execs=$(param execaff.fifo_execs 10)
 base=$(param execaff.fifo_base 5)
 tmo=$(param execaff.fifo_timeout 10)
+layout=$(param execaff.fifo_layout a)
 max_hung=3
 [ -n "$cells" ] || { echo "FIFO error: no execaff.fifo_cells"; exit 2; }
 
@@ -50,7 +59,7 @@ echo 6 >/proc/sys/kernel/hung_task_warnings
 sys=/sys/devices/system/cpu
 echo "FIFO node kernel=$(uname -r) cgroup=$EXECAFF_CGROUP online=$(cat $sys/online)" \
     "isolated=$(cat $sys/isolated) nohz_full=$(cat $sys/nohz_full)" \
-    "rt_runtime=$(cat /proc/sys/kernel/sched_rt_runtime_us)"
+    "rt_runtime=$(cat /proc/sys/kernel/sched_rt_runtime_us) layout=$layout"
 
 # The pod's rootfs: the image's busybox root plus the poll program.
 W=/tmp/fifo
@@ -131,6 +140,27 @@ leftovers() {
     echo $n
 }
 
+# balance_off: layout b for the container just started (its init's cpuset
+# cgroup); prints what it did.
+balance_off() {
+    ipid=$("$rt" --root "$root" state "$cid" | sed -n 's/.*"pid": *\([0-9]*\).*/\1/p')
+    if [ "$EXECAFF_CGROUP" = v1 ]; then
+        cg=/sys/fs/cgroup/cpuset$(sed -n 's/^[0-9]*:cpuset://p' /proc/$ipid/cgroup)
+        echo 0 >"$cg/cpuset.sched_load_balance" && echo 0 >/sys/fs/cgroup/cpuset/cpuset.sched_load_balance || {
+            echo "FIFO note $name cannot turn load balancing off in $cg"; return 1; }
+        echo "FIFO note $name layout b: $cg sched_load_balance $(cat "$cg/cpuset.sched_load_balance"), root $(cat /sys/fs/cgroup/cpuset/cpuset.sched_load_balance)"
+    else
+        cg=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/$ipid/cgroup)
+        echo isolated >"$cg/cpuset.cpus.partition" || {
+            echo "FIFO note $name cannot make $cg an isolated partition"; return 1; }
+        echo "FIFO note $name layout b: $cg partition $(cat "$cg/cpuset.cpus.partition"), effective $(cat "$cg/cpuset.cpus.effective")"
+    fi
+    d=/sys/kernel/debug/sched/domains/cpu2
+    doms=$(cat $d/domain*/name 2>/dev/null | tr '\n' ' ')
+    echo "FIFO note $name cpu2 sched domains: ${doms:-none (no load balancing there)}"
+    return 0
+}
+
 for name in $(echo "$cells" | tr ',' ' '); do
     line=$(grep -v '^#' /fifo/cells.txt | awk -v n="$name" '$1 == n')
     [ -n "$line" ] || { echo "FIFO error: no cell $name in cells.txt"; exit 2; }
@@ -154,6 +184,10 @@ for name in $(echo "$cells" | tr ',' ' '); do
     esac
     if ! "$rt" --root "$root" run -d --bundle "$b" "$cid" </dev/null >$W/run.out 2>&1; then
         echo "FIFO note $name cannot start the container: $(cat $W/run.out)"
+        echo "FIFO cell-end $name leftovers=0 hungtasks=0 error"
+        continue
+    fi
+    if [ "$layout" = b ] && ! balance_off; then
         echo "FIFO cell-end $name leftovers=0 hungtasks=0 error"
         continue
     fi
