@@ -55,7 +55,7 @@ max_hung=3
 echo -1 >/proc/sys/kernel/sched_rt_runtime_us || exit 125
 echo 7 >/proc/sys/kernel/printk
 echo 10 >/proc/sys/kernel/hung_task_timeout_secs
-echo 6 >/proc/sys/kernel/hung_task_warnings
+echo 3 >/proc/sys/kernel/hung_task_warnings
 sys=/sys/devices/system/cpu
 echo "FIFO node kernel=$(uname -r) cgroup=$EXECAFF_CGROUP online=$(cat $sys/online)" \
     "isolated=$(cat $sys/isolated) nohz_full=$(cat $sys/nohz_full)" \
