@@ -22,7 +22,9 @@
 #   --out DIR    keep everything there (default: a new /tmp/execaff-fifo.*)
 #   --results F  where the table goes (--full default
 #                tests/fifo/results/fifo-full.md)
-#   --idle-timeout S  a console silent that long is a frozen node (default 60)
+#   --idle-timeout S  a console silent that long is a frozen node (default 75;
+#                it must exceed the scenario's 45 s hung deadline, during
+#                which a hung exec prints nothing)
 #
 # Each boot runs the cells in order; when the node freezes in a cell (its
 # console goes silent: run-vm.sh --idle-timeout, or the guest panics) that
@@ -48,7 +50,7 @@ say() { echo "$prog: $*" >&2; }
 die() { say "error: $*"; exit 2; }
 usage() { sed -n '2,/^set -uo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}" >&2; exit 2; }
 
-mode='' layout=a kernels=() cgroups=() boots='' execs='' base='' only='' out='' results='' idle=60
+mode='' layout=a kernels=() cgroups=() boots='' execs='' base='' only='' out='' results='' idle=75
 while [ $# -gt 0 ]; do
     case $1 in
     --short) mode=short; shift ;;
@@ -152,7 +154,7 @@ for kname in "${kernels[@]}"; do
                 echo "== $tag: $kver, cells ${todo[*]}"
                 t0=$SECONDS
                 "$repo/tests/vm/run-vm.sh" --kernel "$kernel" --initrd "$image" --cgroup "$cg" \
-                    --timeout $((300 + ${#todo[@]} * (2 * base + execs) * 15)) --idle-timeout "$idle" \
+                    --timeout $((600 + ${#todo[@]} * (2 * base + execs) * 20)) --idle-timeout "$idle" \
                     --append "$kargs execaff.fifo_cells=$list execaff.fifo_execs=$execs execaff.fifo_base=$base" \
                     --log "$out/$tag.console" >"$out/$tag.out" 2>"$out/$tag.err"
                 rc=$?

@@ -44,10 +44,16 @@ class FifoTable(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         shim = [l for l in md.splitlines() if "| shim-runc |" in l][0].split(" | ")
         # p50 1.50, p99 = max 2.50, base p99 2.00, ratio 1.25
-        self.assertEqual(shim[9:12], ["1.50", "2.50", "2.50"], shim)
-        self.assertEqual(shim[15], "1.25", shim)
+        self.assertEqual(shim[10:13], ["1.50", "2.50", "2.50"], shim)
+        self.assertEqual(shim[16], "1.25", shim)
         bare = [l for l in md.splitlines() if "| runc-bare |" in l][0].split(" | ")
         self.assertEqual(bare[5:7], ["2", "1"], bare)
+
+    def test_slow_is_counted_not_failed(self):
+        rc, out, md = run(rows("shim-runc", "fifo", [("ok", "12000"), ("ok", "900")]), "")
+        self.assertEqual(rc, 0, out)
+        shim = [l for l in md.splitlines() if "| shim-runc |" in l][0].split(" | ")
+        self.assertEqual(shim[5:8], ["2", "0", "1"], shim)
 
     def test_execaff_hung_fails(self):
         rc, out, _ = run(rows("shim-runc", "fifo", [("ok", "1000"), ("hung", "")]), "")
@@ -66,7 +72,7 @@ class FifoTable(unittest.TestCase):
     def test_bare_frozen_is_a_result(self):
         rc, out, md = run("", "rt/a\tv1\t1\trunc-bare\tfrozen\tconsole silent 60s\n")
         self.assertEqual(rc, 0, out)
-        self.assertIn("| runc-bare | bare | 1 | 0 | 0 | 0 | 1 |", md)
+        self.assertIn("| runc-bare | bare | 1 | 0 | 0 | 0 | 0 | 1 |", md)
 
     def test_boot_error_fails(self):
         rc, out, _ = run("", "rt/a\tv1\t1\t(boot)\terror\trun-vm exit 125\n")
