@@ -182,7 +182,10 @@ for kname in "${kernels[@]}"; do
                     "$out/$tag.console" >"$report"
                 echo -e "$kname/$layout\t$cg\t$boot\t$stuck\tfrozen\t$why; report $report" >>"$ends"
                 echo "   FROZEN in $stuck ($why); kernel report: $(grep -m1 -E 'blocked for more than|soft lockup|BUG:|stall' "$report" || echo none)"
-                grep -E '^ *(\? )?[a-z_0-9.]+\+0x' "$report" | head -n 12 | sed 's/^/     /'
+                # The first report's call chain, without timestamps and "? " guesses.
+                awk '/Call Trace:/ { n++ } n == 1' "$report" |
+                    sed -n 's/^\[ *[0-9.]*\]  *\([a-z_][a-zA-Z_0-9.]*+0x[0-9a-f]*\).*/\1/p' |
+                    head -n 12 | tr '\n' ' ' | sed 's/^/     /; s/$/\n/'
                 # The rest of the cells in a fresh VM.
                 rest=() seen=0
                 for c in "${todo[@]}"; do
