@@ -9,7 +9,8 @@ returned by the scenario's deadline, 45 s), slow (returned after more than
 10 s: what a user calls hung, but under TCG a loaded host alone gets there),
 failed, frozen boots, p50/p99/max latency of the execs that returned, and
 the same cell's p50/p99 without poll threads (base) and with SCHED_OTHER
-spinners on the same CPUs (other: the emulator's share of the slowdown).
+spinners on the same CPUs (other: the emulator's share of the slowdown),
+and the FIFO p99 over each.
 Exit 1 when an execaff cell (via shim, shim-default, native) had a hung,
 failed or frozen exec, or left a task behind; 0 otherwise.  Python 3,
 stdlib only.
@@ -94,7 +95,7 @@ def main():
                   key=lambda t: (t[0], t[1], order.index(t[2]) if t[2] in order else 999))
     head = ["kernel", "cg", "cell", "via", "boots", "fifo execs", "hung", "slow>10s", "failed",
             "frozen",
-            "p50 s", "p99 s", "max s", "base p50", "base p99", "other p99", "p99/base p99",
+            "p50 s", "p99 s", "max s", "base p50", "base p99", "other p99", "p99/base p99", "p99/other p99",
             "left"]
     rows = []
     bad = []
@@ -110,11 +111,13 @@ def main():
         execs = sum(n[o] for o in ("ok", "hung", "fail"))
         ratio = (f"{percentile(fifo, 99) / percentile(base, 99):.2f}"
                  if fifo and base else "-")
+        ratio_other = (f"{percentile(fifo, 99) / percentile(other, 99):.2f}"
+                       if fifo and other else "-")
         rows.append([k, c, cell, vias.get(cell, "?"), str(len(boots[key])), str(execs),
                      str(n["hung"]), str(sum(1 for v in fifo if v > 10000)), str(n["fail"]),
                      str(frozen[key]),
                      fmt_ms(fifo, 50), fmt_ms(fifo, 99), fmt_ms(fifo, 100),
-                     fmt_ms(base, 50), fmt_ms(base, 99), fmt_ms(other, 99), ratio,
+                     fmt_ms(base, 50), fmt_ms(base, 99), fmt_ms(other, 99), ratio, ratio_other,
                      str(leftovers[key])])
         if vias.get(cell) in EXECAFF_VIAS:
             trouble = {o: v for o, v in n.items() if o != "ok" and v}
