@@ -94,10 +94,17 @@ poll_pids() { pidof execaff-fifo-poll 2>/dev/null; }
 # "ready" line (the threads run).
 start_poll() {
     : >$W/poll.out
-    if ! "$rt" --root "$root" exec -d --process $W/poll-$1.json "$cid" >$W/poll.out 2>&1; then
-        echo "FIFO note $name cannot start the $1 poll threads: $(cat $W/poll.out)"
-        return 1
-    fi
+    # The bare runtime's own exec -d can be stranded behind the FIFO threads
+    # it just started (seen with crun 1.8.1 in layout b: the console went
+    # silent with no hung-task report): bounded like every exec, and said.
+    r=$(execaff-fifo-exec --timeout "$tmo" --cpus 0 -- sh -c \
+        'exec "$0" --root "$1" exec -d --process "$2" "$3" >>"$4" 2>&1 </dev/null' \
+        "$rt" "$root" $W/poll-$1.json "$cid" $W/poll.out)
+    case $r in
+    ok*) ;;
+    hung) echo "FIFO note $name the $1 poll threads' own exec -d did not return in $tmo s (stranded; a harness exec, not counted)" ;;
+    *) echo "FIFO note $name cannot start the $1 poll threads ($r): $(cat $W/poll.out)"; return 1 ;;
+    esac
     i=0
     while ! grep -q '^ready:' $W/poll.out; do
         i=$((i + 1))
