@@ -11,7 +11,9 @@
 #   CACHE_DIR/<pkg>_<version>/VERSION      "<pkg> <version> <uname -r>"
 # Prints the path of vmlinuz. Idempotent: a complete directory is reused
 # without network access. Set EXECAFF_KERNEL_PKG=linux-image-6.1.0-NN-cloud-amd64
-# (optionally =VERSION) to pin another package.
+# (optionally =VERSION) to pin another package, or
+# EXECAFF_KERNEL_PKG=linux-image-rt-amd64 for Debian 12's PREEMPT_RT kernel
+# (linux-image-6.1.0-NN-rt-amd64: the same checks pass, CONFIG_PREEMPT_RT).
 #
 # Everything the VM uses is built into this kernel (no modules are loaded):
 # cgroup v1 controllers, cgroup2, cpusets, namespaces, tmpfs, devtmpfs,
@@ -30,13 +32,23 @@ cache=$(cd -- "$cache" && pwd)
 
 # Which package? The metapackage's candidate depends on exactly one image.
 meta=linux-image-cloud-amd64
+# EXECAFF_KERNEL_PKG may name another metapackage (linux-image-rt-amd64:
+# Debian 12's PREEMPT_RT kernel), resolved the same way.
+case ${EXECAFF_KERNEL_PKG:-} in
+'') ;;
+linux-image-6.1.*) ;;
+*=*) ;;
+*) meta=$EXECAFF_KERNEL_PKG; EXECAFF_KERNEL_PKG='' ;;
+esac
 if [ -n "${EXECAFF_KERNEL_PKG:-}" ]; then
     pkgspec=$EXECAFF_KERNEL_PKG
 else
+    flavour=${meta#linux-image-}
+    flavour=${flavour%-amd64}
     dep=$(apt-cache depends --no-recommends --no-suggests "$meta" 2>/dev/null |
-        sed -n 's/^ *Depends: \(linux-image-6\.1\.[^ ]*-cloud-amd64\)$/\1/p' | head -n 1)
+        sed -n "s/^ *Depends: \\(linux-image-6\\.1\\.[^ ]*-$flavour-amd64\\)\$/\\1/p" | head -n 1 || true)
     if [ -z "$dep" ]; then
-        die "cannot resolve $meta to a linux-image-6.1.*-cloud-amd64 package;" \
+        die "cannot resolve $meta to a linux-image-6.1.*-$flavour-amd64 package;" \
             "run 'apt-get update' (bookworm sources are needed) or set EXECAFF_KERNEL_PKG"
     fi
     pkgspec=$dep

@@ -4,7 +4,7 @@
 # Usage: run-vm.sh --kernel VMLINUZ --initrd CPIO.GZ --cgroup v1|v2
 #                  [--smp 4] [--mem 1024] [--timeout 120]
 #                  [--append "KERNEL ARGS"]... [--log FILE] [--console]
-#                  [--interactive]
+#                  [--idle-timeout S] [--interactive]
 #
 #   --kernel VMLINUZ   kernel image (tests/vm/fetch-kernel.sh prints its path)
 #   --initrd CPIO.GZ   initramfs from tests/vm/build-initramfs.sh
@@ -15,15 +15,20 @@
 #   --append ARGS      extra kernel command line, e.g.
 #                      "isolcpus=domain,2-3 nohz_full=2-3" (repeatable)
 #   --log FILE         keep the whole serial console log in FILE
+#   --idle-timeout S   once the scenario has begun, a console silent for S
+#                      seconds means the guest stopped answering (a frozen
+#                      node, not a slow one: the scenario must print more
+#                      often than that); qemu is killed, exit 123
 #   --console          also copy the whole console log to stderr at the end
 #   --interactive      serial console on this terminal, execaff.shell=1
 #                      (no capture; for debugging by hand)
 #
 # Prints the scenario's output (the lines between the markers printed by
-# /init) on stdout and exits with the scenario's exit code. Exits 124 on
-# timeout, 125 when the guest gave no result (panic, crash, no markers), 2 on
-# usage errors; in those cases the partial output goes to stdout and the tail
-# of the console log to stderr.
+# /init) on stdout and exits with the scenario's exit code. Exits 123 when
+# the console went silent (--idle-timeout; the kernel's first hung-task
+# report, if any, on stderr), 124 on timeout, 125 when the guest gave no
+# result (panic, crash, no markers), 2 on usage errors; in those cases the
+# partial output goes to stdout and the tail of the console log to stderr.
 #
 # The guest runs under TCG (no KVM needed; KVM is used when /dev/kvm is
 # usable and EXECAFF_VM_KVM=1). The kernel is started with panic=-1 and qemu
@@ -42,7 +47,7 @@ usage() {
     exit 2
 }
 
-kernel='' initrd='' cgroup='' smp=4 mem=1024 timeout=120 logfile='' console=0 interactive=0
+kernel='' initrd='' cgroup='' smp=4 mem=1024 timeout=120 logfile='' console=0 interactive=0 idle=0
 append=()
 while [ $# -gt 0 ]; do
     case $1 in
@@ -55,6 +60,7 @@ while [ $# -gt 0 ]; do
     --append) append+=("${2?}"); shift 2 ;;
     --log) logfile=${2?}; shift 2 ;;
     --console) console=1; shift ;;
+    --idle-timeout) idle=${2?}; shift 2 ;;
     --interactive) interactive=1; shift ;;
     -h|--help) usage ;;
     *) die "unknown argument '$1' (see --help)" ;;
@@ -67,6 +73,7 @@ case $cgroup in v1|v2) ;; *) die "--cgroup must be v1 or v2" ;; esac
 [[ $smp =~ ^[1-9][0-9]*$ ]] || die "--smp wants a number"
 [[ $mem =~ ^[1-9][0-9]*$ ]] || die "--mem wants a number of MB"
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout wants seconds"
+[[ $idle =~ ^[0-9]+$ ]] || die "--idle-timeout wants seconds"
 qemu=${QEMU:-qemu-system-x86_64}
 command -v "$qemu" >/dev/null || die "$qemu not found (apt-get install qemu-system-x86)"
 command -v timeout >/dev/null || die "timeout not found (coreutils)"
@@ -99,7 +106,26 @@ start=$(date +%s.%N)
 set +e
 timeout --kill-after=5 "$timeout" "$qemu" "${qargs[@]}" \
     -chardev "file,id=ser0,path=$log" -serial chardev:ser0 \
-    -monitor none </dev/null >"$tmp/qemu.out" 2>&1
+    -monitor none </dev/null >"$tmp/qemu.out" 2>&1 &
+qpid=$!
+went_idle=0
+if [ "$idle" -gt 0 ]; then
+    # Watch the console's size; the clock starts at the scenario's BEGIN.
+    last_size=-1 last_change=$SECONDS
+    while kill -0 "$qpid" 2>/dev/null; do
+        sleep 1
+        size=$(stat -c %s "$log" 2>/dev/null || echo 0)
+        if [ "$size" != "$last_size" ]; then
+            last_size=$size last_change=$SECONDS
+        elif [ $((SECONDS - last_change)) -ge "$idle" ] &&
+            grep -aqF '=====EXECAFF-SCENARIO-BEGIN=====' "$log"; then
+            went_idle=1
+            kill -TERM "$qpid" 2>/dev/null   # timeout passes it on to qemu
+            break
+        fi
+    done
+fi
+wait "$qpid"
 qrc=$?
 set -e
 end=$(date +%s.%N)
@@ -144,6 +170,13 @@ if [ $has_end = 1 ]; then
     exit "$rc"
 fi
 
+if [ $went_idle = 1 ]; then
+    echo "$prog: GUEST STOPPED ANSWERING: no console output for ${idle}s (scenario started; VM ran ${elapsed}s)" >&2
+    # The kernel's first hung-task report, if it printed one.
+    awk '!on && /blocked for more than/ { on = 1 } on && n++ < 60' "$tmp/clean.log" | sed 's/^/  > /' >&2
+    tail_log
+    exit 123
+fi
 if [ $qrc = 124 ] || [ $qrc = 137 ]; then
     echo "$prog: TIMEOUT: no result after ${timeout}s (scenario started: $([ $has_begin = 1 ] && echo yes || echo no))" >&2
     tail_log
