@@ -530,13 +530,18 @@ class Cases:
                     ("conmon", [self.crun, "--root=" + pod.root, "exec", "--pid-file",
                                 os.path.join(pod._tmp, "early.pid"), "--process", path, "--detach", pod.id]),
                     ("short-options", [self.crun, "--root", pod.root, "exec", "-p", path, pod.id]),
-                    ("process-equals", [self.crun, "--root", pod.root, "exec", "--process=" + path, pod.id])):
+                    ("process-equals", [self.crun, "--root", pod.root, "exec", "--process=" + path, pod.id]),
+                    # argp's abbreviations and clusters, read by libexecaff's
+                    # table as argp reads them (spec/runtime-options.md).
+                    ("abbreviation", [self.crun, "--deb", "--root", pod.root, "exec", "--process", path,
+                                      pod.id]),
+                    ("cluster", [self.crun, "--root", pod.root, "exec", "-dp" + path, pod.id])):
                 name = prefix + "before-reexec/" + label
                 if not self.r.wanted(name):
                     continue
                 r, trace = self.early_trace(pod, argv, env)
                 ok = r.returncode == 0 and before_reexec(trace)
-                if "--detach" not in argv:
+                if label not in ("conmon", "cluster"):  # --detach, -d: no output to wait for
                     ok = ok and shimlib.allowed_lists(r.stdout) == [c0, c0]
                 self.r.check(name, ok, "want one sched_setaffinity(0, [%s]) after the re-execution, before "
                              "the state is read, exec'd process on %s\n%s\n%s" % (c0, c0, r, trace))
@@ -557,14 +562,14 @@ class Cases:
                     self.r.check(name, r.returncode == 0 and before_reexec(trace, reexec=False) and
                                  shimlib.allowed_lists(r.stdout) == [c0, c0], "want no execveat, one sched_setaffinity(0, [%s]) "
                                  "before the state is read\n%s\n%s" % (c0, r, trace))
-            # An abbreviation argp takes (--deb for --debug) is not the
-            # scanner's: no early pin, the decision still pins the exec.
-            name = prefix + "abbreviation-pins-later"
+            # A line crun refuses (--proc: --process or --process-label?):
+            # no early pin, crun's own parser reports it, nothing runs.
+            name = prefix + "ambiguous-refused-by-crun"
             if self.r.wanted(name):
-                r, trace = self.early_trace(pod, [self.crun, "--deb", "--root", pod.root, "exec", "--process",
-                                                  path, pod.id], env)
-                self.r.check(name, r.returncode == 0 and not early.search(trace) and
-                             shimlib.allowed_lists(r.stdout) == [c0, c0], "%s\n%s" % (r, trace))
+                r, trace = self.early_trace(pod, [self.crun, "--root", pod.root, "exec", "--proc", path,
+                                                  pod.id], env)
+                self.r.check(name, r.returncode != 0 and not early.search(trace) and
+                             "Cpus_allowed_list" not in r.stdout, "%s\n%s" % (r, trace))
             # Without housekeeping CPUs there is nothing to go to early.
             name = prefix + "no-housekeeping-no-early-pin"
             if self.r.wanted(name):

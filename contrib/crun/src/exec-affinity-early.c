@@ -93,123 +93,40 @@ static char *early_caller_cpus;
 static execaff_node_config *early_node_config;
 static bool early_node_config_read;
 
-/* crun's options that take a value: global (src/crun.c) and exec's
-   (src/exec.c).  argp also takes unambiguous prefixes and optional values;
-   this scanner takes exact names only and gives up on anything else.
-   TODO(issue 27, section 1): read these from libexecaff's table of each
-   runtime's options once it has one, instead of this copy.  */
-static const char *const global_value_options[] = { "cgroup-manager", "log", "log-format",
-#if EXECAFF_CRUN_VERSION >= 12100
-                                                    "log-level", /* not in 1.8.1 */
-#endif
-                                                    "root", "rootless", NULL };
-static const char *const global_flag_options[] = { "debug", "systemd-cgroup", NULL };
-static const char *const exec_value_options[] = { "console-socket", "process", "cwd", "cgroup", "user", "env",
-                                                  "cap", "pid-file", "preserve-fds", "process-label", "apparmor",
-                                                  NULL };
-static const char *const exec_flag_options[] = { "tty", "detach", "no-new-privs", NULL };
-
-static bool
-in_list (const char *const *list, const char *name, size_t len)
-{
-  for (; *list; list++)
-    if (strlen (*list) == len && memcmp (*list, name, len) == 0)
-      return true;
-  return false;
-}
-
 struct early_exec_args
 {
-  const char *root;    /* --root, or NULL */
-  const char *process; /* --process, or NULL */
+  execaff_exec_argv *argv; /* owns root and process */
+  const char *root;        /* --root, or NULL */
+  const char *process;     /* --process, or NULL */
   const char *id;
 };
 
-/* Long option ARG ("--name" or "--name=value"): 1 when it takes the next
-   argument as its value, 0 when it does not, -1 when unknown.  *VALUE is
-   set when the option is NAME and has a value.  */
-static int
-scan_long (const char *arg, const char *const *values, const char *const *flags, const char *name,
-           const char **value, const char *next)
-{
-  const char *eq = strchr (arg + 2, '=');
-  size_t len = eq ? (size_t) (eq - arg - 2) : strlen (arg + 2);
-
-  if (in_list (values, arg + 2, len))
-    {
-      if (strlen (name) == len && memcmp (name, arg + 2, len) == 0)
-        *value = eq ? eq + 1 : next;
-      return eq ? 0 : 1;
-    }
-  /* --tty=VALUE is the one optional value.  */
-  if (in_list (flags, arg + 2, len) && (eq == NULL || len == 3))
-    return 0;
-  return -1;
-}
-
+/* The exec's command line read by libexecaff's table of this crun
+   release's options, as crun's argp reads it (spec/runtime-options.md):
+   the table the shim reads a command line by, checked against each
+   release's --help.  False for anything that is not an exec naming a
+   container, and for a line crun will refuse: crun's own parser then
+   reports it, before anything runs.  */
 static bool
 scan_exec_argv (int argc, char **argv, struct early_exec_args *out)
 {
-  int i = 1;
-  int r;
+  execaff_error *e = NULL;
+  const char *id;
 
   memset (out, 0, sizeof (*out));
-  for (; i < argc && argv[i][0] == '-'; i++)
+  if (execaff_exec_argv_read ("crun", PACKAGE_VERSION, argc, (const char *const *) argv, &out->argv, &e) < 0)
     {
-      if (strncmp (argv[i], "--", 2) != 0 || argv[i][2] == '\0')
-        return false;
-      r = scan_long (argv[i], global_value_options, global_flag_options, "root", &out->root, argv[i + 1]);
-      if (r < 0)
-        return false;
-      i += r;
+      execaff_error_free (e);
+      out->argv = NULL;
+      return false;
     }
-  if (i >= argc || strcmp (argv[i], "exec") != 0)
+  id = argv[execaff_exec_argv_id_index (out->argv)];
+  out->root = execaff_exec_argv_option (out->argv, 1, "root");
+  out->process = execaff_exec_argv_option (out->argv, 0, "process");
+  if (id[0] == '\0' || strchr (id, '/') || strcmp (id, ".") == 0 || strcmp (id, "..") == 0
+      || (out->root && out->root[0] == '\0'))
     return false;
-
-  for (i++; i < argc && argv[i][0] == '-'; i++)
-    {
-      const char *a = argv[i];
-
-      if (strncmp (a, "--", 2) == 0)
-        {
-          if (a[2] == '\0')
-            {
-              i++;
-              break;
-            }
-          r = scan_long (a, exec_value_options, exec_flag_options, "process", &out->process, argv[i + 1]);
-          if (r < 0)
-            return false;
-          i += r;
-          continue;
-        }
-      /* Short options: a cluster of -d, then at most one of -p -u -e -c
-         with its value attached or next.  -t takes its value attached.  */
-      for (a++; *a; a++)
-        {
-          if (*a == 'd')
-            continue;
-          if (*a == 't')
-            break;
-          if (strchr ("puec", *a) == NULL)
-            return false;
-          if (a[1] == '\0')
-            {
-              if (*a == 'p')
-                out->process = argv[i + 1];
-              i++;
-            }
-          else if (*a == 'p')
-            out->process = a + 1;
-          break;
-        }
-    }
-  if (i >= argc || argv[i][0] == '\0' || strchr (argv[i], '/') || strcmp (argv[i], ".") == 0
-      || strcmp (argv[i], "..") == 0)
-    return false;
-  if (out->root && out->root[0] == '\0')
-    return false;
-  out->id = argv[i];
+  out->id = id;
   return true;
 }
 
@@ -329,7 +246,7 @@ binary_on_read_only_fs (void)
 __attribute__ ((constructor (101))) static void
 libcrun_exec_affinity_pin_early (int argc, char **argv, char **envp arg_unused)
 {
-  struct early_exec_args args;
+  struct early_exec_args args = { 0 };
   execaff_node_config *node = NULL;
   execaff_error *e = NULL;
   const execaff_cpuset *housekeeping;
@@ -402,6 +319,7 @@ libcrun_exec_affinity_pin_early (int argc, char **argv, char **envp arg_unused)
         setenv (CALLER_CPUS_ENV, early_caller_cpus, 1);
     }
 out:
+  execaff_exec_argv_free (args.argv);
   execaff_error_free (e);
   free (caller);
   free (path);
