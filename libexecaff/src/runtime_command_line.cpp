@@ -68,6 +68,23 @@ struct Reader {
     return true;
   }
 
+  // "--name=value" (or "-name=value") at argv[i], `name` the token past
+  // its `dashes`: the value and its spelling taken into the option given,
+  // `name` cut to the name.
+  GivenOption split_inline_value(std::size_t i, std::size_t dashes, std::string_view& name) const {
+    GivenOption given;
+    given.index = i;
+    const std::size_t eq = name.find('=');
+    if (eq != std::string_view::npos) {
+      given.value = std::string(name.substr(eq + 1));
+      given.value_index = i;
+      given.inline_value = true;
+      given.prefix = argv[i].substr(0, dashes + eq + 1);
+      name = name.substr(0, eq);
+    }
+    return given;
+  }
+
   std::size_t go_flag(std::size_t i, Options options, std::vector<GivenOption>& out) {
     const std::string& token = argv[i];
     const std::size_t dashes = token[1] == '-' ? 2 : 1;
@@ -76,16 +93,7 @@ struct Reader {
       fail(i, "bad option syntax " + quoted(token));
       return i;
     }
-    GivenOption given;
-    given.index = i;
-    const std::size_t eq = name.find('=');
-    if (eq != std::string_view::npos) {
-      given.value = std::string(name.substr(eq + 1));
-      given.value_index = i;
-      given.inline_value = true;
-      given.prefix = token.substr(0, dashes + eq + 1);
-      name = name.substr(0, eq);
-    }
+    GivenOption given = split_inline_value(i, dashes, name);
     given.option = by_name(options, name);
     if (given.option == nullptr && name.size() == 1) given.option = by_short(options, name[0]);
     if (given.option == nullptr) {
@@ -107,16 +115,7 @@ struct Reader {
   std::size_t argp_long(std::size_t i, Options options, std::vector<GivenOption>& out) {
     const std::string& token = argv[i];
     std::string_view name = std::string_view(token).substr(2);
-    GivenOption given;
-    given.index = i;
-    const std::size_t eq = name.find('=');
-    if (eq != std::string_view::npos) {
-      given.value = std::string(name.substr(eq + 1));
-      given.value_index = i;
-      given.inline_value = true;
-      given.prefix = token.substr(0, 2 + eq + 1);
-      name = name.substr(0, eq);
-    }
+    GivenOption given = split_inline_value(i, 2, name);
     given.option = by_name(options, name);
     if (given.option == nullptr) {
       given.plain = false;

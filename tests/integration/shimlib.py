@@ -25,9 +25,11 @@ import json
 import os
 import re
 import shutil
+import socket
 import stat
 import sys
 import tempfile
+import threading
 
 sys.dont_write_bytecode = True      # keep the source tree clean
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -504,3 +506,35 @@ class DefaultConfig:
             if self.lock is not None:
                 os.close(self.lock)         # releases the flock
                 self.lock = None
+
+
+class FdSocket:
+    """A unix socket that accepts and closes the fds sent to it, as the
+    caller of --pidfd-socket or --console-socket does; `received` counts
+    them."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(path)
+        self.sock.listen(8)
+        self.received = 0
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    for fd in socket.recv_fds(conn, 16, 4)[1]:
+                        os.close(fd)
+                        self.received += 1
+                except OSError:
+                    pass
+
+    def close(self):
+        self.sock.close()
+        os.unlink(self.path)

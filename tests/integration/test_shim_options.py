@@ -25,9 +25,7 @@ Usage: test_shim_options.py [runtime ...]   (default: runc crun)
 """
 
 import os
-import socket
 import sys
-import threading
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -38,38 +36,6 @@ from shimlib import ANNOTATION  # noqa: E402
 
 GREP = ["grep", "Cpus_allowed_list", "/proc/self/status"]
 
-
-class PidfdListener:
-    """A unix socket that accepts and takes the fd runc sends, as a caller
-    of --pidfd-socket does."""
-
-    def __init__(self, path):
-        self.path = path
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(path)
-        self.sock.listen(8)
-        self.received = 0
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-        self.thread.start()
-
-    def serve(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                try:
-                    _, fds, _, _ = socket.recv_fds(conn, 16, 4)
-                    for fd in fds:
-                        os.close(fd)
-                    self.received += len(fds)
-                except OSError:
-                    pass
-
-    def close(self):
-        self.sock.close()
-        os.unlink(self.path)
 
 
 def check_line(chk, label, c, shim, env, rt, exec_args):
@@ -91,7 +57,7 @@ def run_for(name, rt, cli, shim, chk, work):
     env = shimlib.shim_env(runtime=rt)
     with fixture.Container(rt, cpus="0-1", annotations={ANNOTATION: "first"}) as c:
         sock = os.path.join(work, "pidfd.sock")
-        listener = PidfdListener(sock)
+        listener = shimlib.FdSocket(sock)
         try:
             for args in (["--pidfd-socket", sock], ["--pidfd-socket=" + sock]):
                 check_line(chk, "%s exec %s" % (name, " ".join(args)), c, shim, env, rt, args)

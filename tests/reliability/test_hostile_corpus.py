@@ -26,9 +26,7 @@ import json
 import os
 import re
 import shutil
-import socket
 import sys
-import threading
 import time
 
 sys.dont_write_bytecode = True
@@ -53,34 +51,6 @@ def per_runtime(value, kind):
         return value.get(kind)
     return value
 
-
-class UnixListener:
-    """A unix socket that accepts and takes the fds sent to it, as the
-    caller of --pidfd-socket or --console-socket does."""
-
-    def __init__(self, path):
-        self.path = path
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(path)
-        self.sock.listen(8)
-        threading.Thread(target=self.serve, daemon=True).start()
-
-    def serve(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                try:
-                    for fd in socket.recv_fds(conn, 16, 4)[1]:
-                        os.close(fd)
-                except OSError:
-                    pass
-
-    def close(self):
-        self.sock.close()
-        os.unlink(self.path)
 
 
 class Corpus:
@@ -244,7 +214,7 @@ class Corpus:
         want = case["expect"]
         c = self.container(case.get("container"))
         made = self.apply_image(c, case.get("image", []))
-        listener = UnixListener(self.expand(case["unix_socket"])) if "unix_socket" in case else None
+        listener = shimlib.FdSocket(self.expand(case["unix_socket"])) if "unix_socket" in case else None
         try:
             for setup in case.get("setup", []):
                 r = c.exec(setup)
