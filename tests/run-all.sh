@@ -123,7 +123,7 @@ lane_runtimes() {
   [ -x "$crun_work/patched/crun" ] && crun_fork_env=("EXECAFF_CRUN_FORK=$crun_work/patched/crun")
   step tests env "${crun_fork_env[@]}" meson test -C build \
     --print-errorlogs --num-processes 2 --no-suite proof --no-suite conformance \
-    --no-suite conformance-peers --no-suite crio
+    --no-suite conformance-peers --no-suite crio --no-suite proof-fifo --no-suite proof-fifo-short
   step wait-third-party wait_third_party
   local crio_env rtools_env
   crio_env=$(third_party_env crio) rtools_env=$(third_party_env rtools)
